@@ -1,0 +1,66 @@
+import type { Client } from '@temporalio/client';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Config } from '../platform/config';
+import type { Database } from '../platform/database';
+import { connectionRoutes } from './connections';
+import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './dashboard-owned';
+import { docsRouter } from './docs';
+import { healthRoutes } from './health';
+import { authenticate } from './middleware/authenticate';
+import { perKeyRateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
+import { buildOpenApiDocument } from './openapi';
+import { ApiProblem } from './problem';
+import { type AnyRoute, mountRoutes } from './route';
+import { settingsRoutes } from './settings';
+
+export interface ApiDependencies {
+  config: Config;
+  db: Database;
+  temporal: Client;
+  logger: Logger;
+  version: string;
+}
+
+export const JSON_BODY_LIMIT = '1mb';
+
+export function createApp(deps: ApiDependencies): Express {
+  const routes: AnyRoute[] = [...healthRoutes(deps), ...settingsRoutes(deps), ...connectionRoutes(deps)];
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestContext(deps.logger));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
+  app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version })));
+
+  const router = express.Router();
+  mountRoutes(router, routes, { apiKey: [authenticate(deps.db), perKeyRateLimit(deps.config.RATE_LIMIT_PER_MINUTE)] });
+  app.use(router);
+
+  app.use((req) => {
+    throw new ApiProblem(404, 'route_not_found', `No endpoint answers ${req.method} ${req.path}. The API reference is at /docs.`);
+  });
+  app.use(problemHandler);
+  return app;
+}
+
+/** Every error leaves as application/problem+json; unexpected ones are logged and never leak a stack. */
+const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  const problem = toProblem(error);
+  if (problem.status >= 500 && problem.code === 'internal_error') req.log.error({ err: error }, 'Unhandled error');
+  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
+  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id), req.originalUrl)));
+};
+
+function toProblem(error: unknown): ApiProblem {
+  if (error instanceof ApiProblem) return error;
+  const bodyError = error as { type?: string; status?: number };
+  if (bodyError.type === 'entity.parse.failed') return new ApiProblem(400, 'malformed_json', 'The request body is not valid JSON.');
+  if (bodyError.type === 'entity.too.large') return new ApiProblem(413, 'body_too_large', `The request body is larger than the ${JSON_BODY_LIMIT} limit.`);
+  if (bodyError.type === 'encoding.unsupported' || bodyError.type === 'charset.unsupported') {
+    return new ApiProblem(415, 'unsupported_encoding', 'Send the body as UTF-8 JSON.');
+  }
+  return new ApiProblem(500, 'internal_error', 'Something went wrong on our side. Quote the request_id when you report it.');
+}

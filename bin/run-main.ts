@@ -1,0 +1,12 @@
+import { ConfigError } from '../platform/config';
+import { TemporalCliMissingError } from '../platform/temporal-cli';
+import { TemporalStartError } from '../platform/temporal';
+
+/** Runs an entry point; start-up failures we can explain are printed plainly, without a stack. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    const explained = error instanceof ConfigError || error instanceof TemporalCliMissingError || error instanceof TemporalStartError;
+    process.stderr.write(`\n${explained ? (error as Error).message : (error as Error).stack ?? String(error)}\n\n`);
+    process.exit(1);
+  });
+}

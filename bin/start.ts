@@ -1,0 +1,78 @@
+import type { Client } from '@temporalio/client';
+import { createApp } from '../api/app';
+import { loadConfig } from '../platform/config';
+import { openDatabase } from '../platform/database';
+import { createLogger } from '../platform/logger';
+import { ensureDemoOrganization } from '../platform/organizations';
+import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../platform/services';
+import { connectTemporal, ensureSearchAttributes } from '../platform/temporal';
+import { VERSION } from '../platform/version';
+import { startWorker } from '../platform/worker';
+import type { selfCheckWorkflow } from '../workflows/self-check';
+import { runMain } from './run-main';
+
+/**
+ * `npm start`: the whole service in one process for a newcomer: Temporal (a local dev server unless
+ * TEMPORAL_ADDRESS is set), the database (PGlite unless DATABASE_URL is set), a worker and the API.
+ */
+runMain(async () => {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+
+  const temporalEndpoint = await provideTemporal(config, logger);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const demoKey = resolveDemoApiKey(config);
+  await ensureDemoOrganization(database.db, demoKey);
+
+  const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
+  await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
+  const worker = await startWorker({
+    address: temporalEndpoint.address,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    db: database.db,
+    shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+  });
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
+
+  stopOnSignal(logger, [
+    { name: 'API', run: server.close },
+    { name: 'worker', run: worker.stop },
+    { name: 'Temporal client', run: () => temporal.connection.close() },
+    { name: 'database', run: database.close },
+    { name: 'Temporal dev server', run: temporalEndpoint.stop },
+  ]);
+
+  const selfCheck = await runSelfCheck(temporal.client, config.TEMPORAL_TASK_QUEUE);
+  const base = config.PUBLIC_BASE_URL.replace(`:${config.PORT}`, `:${server.port}`);
+  const lines = [
+    '',
+    `Synthetic Healthcare Sandbox ${VERSION} is running (synthetic data only, never real patients).`,
+    '',
+    `  API              ${base}`,
+    `  API reference    ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+    `  Temporal Web UI  ${temporalEndpoint.uiUrl ?? `(external Temporal at ${temporalEndpoint.address})`}`,
+    `  Database         ${database.kind === 'pglite' ? `embedded PGlite in ${database.location}` : `Postgres ${database.location}`}`,
+    `  Worker           task queue "${config.TEMPORAL_TASK_QUEUE}"; self-check ${selfCheck}`,
+    '',
+    `  Demo API key     ${demoKey}`,
+    '',
+    'Try it:',
+    `  curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/connections`,
+    '',
+    'Stop with Ctrl+C.',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+});
+
+async function runSelfCheck(client: Client, taskQueue: string): Promise<string> {
+  const started = Date.now();
+  const result = await client.workflow.execute<typeof selfCheckWorkflow>('selfCheckWorkflow', {
+    taskQueue,
+    workflowId: `self-check-${started}`,
+    workflowExecutionTimeout: '30 seconds',
+  });
+  return `passed in ${Date.now() - started} ms (workflow → activity → database: ${result.organizations} organization(s))`;
+}

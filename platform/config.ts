@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { API_KEY_PATTERN } from './secrets';
+
+/**
+ * Every setting the service reads, validated once at start-up. The README's configuration table
+ * mirrors the descriptions here.
+ */
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const port = z.coerce
+  .number({ message: 'expected a port number' })
+  .int('expected a whole number')
+  .min(0, 'expected a port between 0 and 65535')
+  .max(65535, 'expected a port between 0 and 65535');
+
+const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL');
+
+const httpUrl = z
+  .string()
+  .url('expected an absolute http(s) URL')
+  .regex(/^https?:\/\//, 'expected an absolute http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
+
+const environmentSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test'], { message: 'expected development, production or test' }).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port.default(3000),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'expected one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: postgresUrl.optional(),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port, e.g. localhost:7233').optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('sandbox'),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
+  RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
+  SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; a bad value throws a ConfigError naming the variable and what it accepts. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = environmentSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const got = present[name];
+      return `  ${name}: ${issue.message}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const values = parsed.data;
+  return {
+    ...values,
+    PUBLIC_BASE_URL: values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`,
+    // Local development needs localhost receivers; anything else must opt in.
+    ALLOW_PRIVATE_TARGETS: values.ALLOW_PRIVATE_TARGETS ?? values.NODE_ENV !== 'production',
+  };
+}
+

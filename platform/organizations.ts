@@ -1,0 +1,89 @@
+import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { apiKeys, type Organization, organizations } from '../drizzle/schema';
+import type { Database } from './database';
+import { newId } from './ids';
+import { apiKeyHint, generateApiKey, generateWebhookSecret, hashApiKey } from './secrets';
+
+/** Organizations and their API keys, as provisioned at onboarding (the `keys` CLI and the demo seed). */
+
+export async function createOrganization(db: Database, input: { name: string; webhookUrl?: string | null }): Promise<Organization> {
+  const [organization] = await db
+    .insert(organizations)
+    .values({ id: newId('org'), name: input.name, webhookUrl: input.webhookUrl ?? null, webhookSecret: generateWebhookSecret() })
+    .returning();
+  return organization!;
+}
+
+export interface IssuedApiKey {
+  id: string;
+  organizationId: string;
+  /** The key itself: shown once, never stored. */
+  key: string;
+  hint: string;
+}
+
+/** Stores the hash of `key` (a fresh random key when omitted) for the organization. */
+export async function issueApiKey(db: Database, organizationId: string, options: { name?: string; key?: string } = {}): Promise<IssuedApiKey> {
+  const key = options.key ?? generateApiKey();
+  const row = { id: newId('key'), organizationId, name: options.name ?? null, keyHash: hashApiKey(key), hint: apiKeyHint(key) };
+  await db.insert(apiKeys).values(row);
+  return { id: row.id, organizationId, key, hint: row.hint };
+}
+
+export async function listApiKeys(db: Database) {
+  return db
+    .select({
+      id: apiKeys.id,
+      hint: apiKeys.hint,
+      name: apiKeys.name,
+      organizationId: organizations.id,
+      organizationName: organizations.name,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(apiKeys.organizationId, organizations.id))
+    .orderBy(asc(apiKeys.id));
+}
+
+/** Revokes a key by its id or by the key itself. Returns false when no active key matched. */
+export async function revokeApiKey(db: Database, idOrKey: string): Promise<boolean> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(or(eq(apiKeys.id, idOrKey), eq(apiKeys.keyHash, hashApiKey(idOrKey))), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return revoked.length > 0;
+}
+
+export type KeyLookup =
+  | { status: 'active'; organizationId: string; apiKeyId: string }
+  | { status: 'revoked' | 'unknown' };
+
+export async function lookUpApiKey(db: Database, key: string): Promise<KeyLookup> {
+  const [row] = await db
+    .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, hashApiKey(key)))
+    .limit(1);
+  if (!row) return { status: 'unknown' };
+  if (row.revokedAt) return { status: 'revoked' };
+  return { status: 'active', organizationId: row.organizationId, apiKeyId: row.id };
+}
+
+export const DEMO_ORGANIZATION_NAME = 'Demo Health (synthetic)';
+
+/**
+ * Makes sure the demo key works: when its hash is unknown (a fresh database, or a new key), a demo
+ * organization is created for it. A revoked demo key is left revoked and reported.
+ */
+export async function ensureDemoOrganization(db: Database, demoKey: string): Promise<{ organizationId: string; created: boolean }> {
+  const existing = await lookUpApiKey(db, demoKey);
+  if (existing.status === 'active') return { organizationId: existing.organizationId, created: false };
+  if (existing.status === 'revoked') {
+    throw new Error('The demo API key has been revoked. Set DEMO_API_KEY to another key, or delete .data/demo-api-key to get a new one.');
+  }
+  const organization = await createOrganization(db, { name: DEMO_ORGANIZATION_NAME });
+  await issueApiKey(db, organization.id, { name: 'demo', key: demoKey });
+  return { organizationId: organization.id, created: true };
+}

@@ -1,0 +1,10 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** The Keyword search attributes of decisions.md, so runs can be found in the Web UI by them. */
+export const OrgId = defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD);
+export const ConnectionId = defineSearchAttributeKey('ConnectionId', SearchAttributeType.KEYWORD);
+export const EventType = defineSearchAttributeKey('EventType', SearchAttributeType.KEYWORD);
+export const DeliveryStatus = defineSearchAttributeKey('DeliveryStatus', SearchAttributeType.KEYWORD);
+export const ScenarioId = defineSearchAttributeKey('ScenarioId', SearchAttributeType.KEYWORD);
+
+export const searchAttributeKeys = [OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId];
