@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -42,10 +42,20 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
   }
   const directory = join(options.dataDir, 'pglite');
   mkdirSync(directory, { recursive: true });
-  const client = new PGlite(directory);
-  const db = drizzlePglite(client, { schema });
-  await migratePglite(db, { migrationsFolder });
-  return { db: db as unknown as Database, kind: 'pglite', location: directory, close: () => client.close() };
+  const releaseLock = lockDirectory(directory);
+  try {
+    const client = new PGlite(directory);
+    const db = drizzlePglite(client, { schema });
+    await migratePglite(db, { migrationsFolder });
+    const close = async () => {
+      await client.close();
+      releaseLock();
+    };
+    return { db: db as unknown as Database, kind: 'pglite', location: directory, close };
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
 }
 
 /** API and workers may start together; a session advisory lock makes them migrate one at a time. */
@@ -57,6 +67,43 @@ async function migratePostgresOnce(databaseUrl: string): Promise<void> {
     await client`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
   } finally {
     await client.end({ timeout: 5 });
+  }
+}
+
+export class DatabaseInUseError extends Error {
+  override name = 'DatabaseInUseError';
+}
+
+/**
+ * PGlite is single-process: two processes writing one directory corrupt it. A pid file makes the
+ * second one stop with an explanation instead; a file left by a dead process is taken over.
+ */
+function lockDirectory(directory: string): () => void {
+  const lockFile = `${directory}.lock`;
+  for (;;) {
+    try {
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      return () => rmSync(lockFile, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(lockFile, 'utf8'));
+      if (holder && holder !== process.pid && isAlive(holder)) {
+        throw new DatabaseInUseError(
+          `The embedded database in ${directory} is in use by process ${holder} (probably npm start). ` +
+            'PGlite allows one process at a time: stop that process first, or set DATABASE_URL so every process shares Postgres.',
+        );
+      }
+      rmSync(lockFile, { force: true });
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

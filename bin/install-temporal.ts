@@ -1,0 +1,11 @@
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
+import { ensureTemporalCli } from '../platform/temporal-cli';
+import { runMain } from './run-main';
+
+/** `npm run temporal:install`: finds the pinned Temporal CLI or builds it (used by .ci/run). */
+runMain(async () => {
+  const config = loadConfig();
+  const path = await ensureTemporalCli(createLogger(config.LOG_LEVEL), config.TEMPORAL_CLI_PATH);
+  process.stdout.write(`Temporal CLI: ${path}\n`);
+});

@@ -1,0 +1,26 @@
+import { createApp } from '../api/app';
+import { loadConfig } from '../platform/config';
+import { openDatabase } from '../platform/database';
+import { createLogger } from '../platform/logger';
+import { listen, stopOnSignal } from '../platform/services';
+import { connectTemporal } from '../platform/temporal';
+import { VERSION } from '../platform/version';
+import { runMain } from './run-main';
+import { requireSharedInfrastructure } from './split-process';
+
+/** `npm run start:api`: the HTTP API alone (production), against Postgres and an existing Temporal. */
+runMain(async () => {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  const { databaseUrl, temporalAddress } = requireSharedInfrastructure(config, 'API');
+  const database = await openDatabase({ databaseUrl, dataDir: config.DATA_DIR });
+  const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
+  stopOnSignal(logger, [
+    { name: 'API', run: server.close },
+    { name: 'Temporal client', run: () => temporal.connection.close() },
+    { name: 'database', run: database.close },
+  ]);
+  logger.info(`API ${VERSION} listening on ${config.HOST}:${server.port}, Temporal ${temporalAddress}, ${database.location}`);
+});

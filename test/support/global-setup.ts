@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../platform/database';
+import { createLogger } from '../../platform/logger';
+import { ensureTemporalCli } from '../../platform/temporal-cli';
+import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../platform/temporal';
+import { WORKFLOWS_PATH } from '../../platform/worker';
+import { freePort } from './ports';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    databaseUrl: string;
+    adminDatabaseUrl: string;
+    workflowBundlePath: string;
+  }
+}
+
+/** Where tests may create and drop databases; the machine's Postgres with trust auth by default. */
+export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Starts the run's shared parts: a headless in-memory Temporal dev server, a fresh Postgres
+ * database with every migration applied, and the workflow bundle every test worker loads.
+ */
+export default async function setup(project: TestProject) {
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { pretty: false });
+  const scratch = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
+
+  const [cliPath, port] = await Promise.all([ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH), freePort()]);
+  const server = await startDevServer(
+    { cliPath, port, uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
+    logger,
+  );
+  const temporal = await connectTemporal(server.address, 'default');
+  await ensureSearchAttributes(temporal.connection, 'default', logger);
+  await temporal.connection.close();
+
+  const databaseName = `sandbox_test_${process.pid}_${Date.now()}`;
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${databaseName}`);
+  const databaseUrl = new URL(ADMIN_DATABASE_URL);
+  databaseUrl.pathname = `/${databaseName}`;
+  const migrated = await openDatabase({ databaseUrl: databaseUrl.toString(), dataDir: scratch });
+  await migrated.close();
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  const workflowBundlePath = join(scratch, 'workflow-bundle.js');
+  writeFileSync(workflowBundlePath, bundle.code);
+
+  project.provide('temporalAddress', server.address);
+  project.provide('databaseUrl', databaseUrl.toString());
+  project.provide('adminDatabaseUrl', ADMIN_DATABASE_URL);
+  project.provide('workflowBundlePath', workflowBundlePath);
+
+  return async () => {
+    await server.stop();
+    await admin.unsafe(`drop database if exists ${databaseName} with (force)`);
+    await admin.end();
+    rmSync(scratch, { recursive: true, force: true });
+  };
+}

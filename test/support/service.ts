@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { inject } from 'vitest';
+import { createApp } from '../../api/app';
+import { type Config, loadConfig } from '../../platform/config';
+import { type DatabaseHandle, openDatabase } from '../../platform/database';
+import { createLogger } from '../../platform/logger';
+import { createOrganization, issueApiKey } from '../../platform/organizations';
+import { listen } from '../../platform/services';
+import { connectTemporal } from '../../platform/temporal';
+import { VERSION } from '../../platform/version';
+import { type RunningWorker, startWorker } from '../../platform/worker';
+
+export interface TestService {
+  baseUrl: string;
+  config: Config;
+  database: DatabaseHandle;
+  temporal: Client;
+  taskQueue: string;
+  /** A new organization with an active key: each test gets its own tenant. */
+  newTenant(name?: string): Promise<{ organizationId: string; key: string; keyId: string }>;
+  /** A request with the given API key; the JSON body is parsed when there is one. */
+  call(path: string, options?: CallOptions): Promise<CallResult>;
+  stop(): Promise<void>;
+}
+
+export interface CallOptions {
+  key?: string | undefined;
+  method?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  // Tests read whatever the API answered; assertions give it shape.
+  body: any;
+}
+
+/**
+ * The API and a worker in this process, against the run's shared Postgres database and Temporal
+ * server, on a task queue of their own so test files never take each other's tasks.
+ */
+export async function startTestService(environment: Record<string, string> = {}): Promise<TestService> {
+  const taskQueue = `test-${randomUUID()}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    ...environment,
+  });
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
+  const worker: RunningWorker = await startWorker({
+    address: config.TEMPORAL_ADDRESS!,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue,
+    db: database.db,
+    shutdownGraceSeconds: 5,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const server = await listen(app, '127.0.0.1', 0, 5);
+  const baseUrl = `http://127.0.0.1:${server.port}`;
+
+  return {
+    baseUrl,
+    config,
+    database,
+    temporal: temporal.client,
+    taskQueue,
+    async newTenant(name = 'Test Health (synthetic)') {
+      const organization = await createOrganization(database.db, { name });
+      const issued = await issueApiKey(database.db, organization.id);
+      return { organizationId: organization.id, key: issued.key, keyId: issued.id };
+    },
+    call: (path, options) => call(baseUrl, path, options),
+    async stop() {
+      await server.close();
+      await worker.stop();
+      await temporal.connection.close();
+      await database.close();
+    },
+  };
+}
+
+export async function call(baseUrl: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
+  const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? '';
+  return { status: response.status, headers: response.headers, body: contentType.includes('json') && text ? JSON.parse(text) : text };
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One Temporal dev server and one fresh Postgres database for the whole run.
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+  },
+});
