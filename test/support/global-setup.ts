@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../platform/database';
@@ -48,7 +48,7 @@ export default async function setup(project: TestProject) {
   const migrated = await openDatabase({ databaseUrl: databaseUrl.toString(), dataDir: scratch });
   await migrated.close();
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   const workflowBundlePath = join(scratch, 'workflow-bundle.js');
   writeFileSync(workflowBundlePath, bundle.code);
 

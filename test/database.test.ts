@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { DatabaseInUseError, openDatabase } from '../platform/database';
+import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../platform/organizations';
+
+const scratch = mkdtempSync(join(tmpdir(), 'sandbox-db-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const EXPECTED_TABLES = ['api_keys', 'connections', 'organizations'];
+
+describe('migrations on Postgres', () => {
+  it('build the whole schema in an empty database, and a second run changes nothing', async () => {
+    const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
+    const name = `sandbox_migrate_${process.pid}_${Date.now()}`;
+    await admin.unsafe(`create database ${name}`);
+    const url = new URL(inject('adminDatabaseUrl'));
+    url.pathname = `/${name}`;
+    try {
+      const first = await openDatabase({ databaseUrl: url.toString(), dataDir: scratch });
+      await first.close();
+      const second = await openDatabase({ databaseUrl: url.toString(), dataDir: scratch });
+      await second.close();
+
+      const direct = postgres(url.toString(), { max: 1, onnotice: () => {} });
+      const tables = await direct`select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
+      const applied = await direct`select count(*)::int as count from drizzle.__drizzle_migrations`;
+      await direct.end();
+      expect(tables.map((row) => row.table_name)).toEqual(EXPECTED_TABLES);
+      expect(applied[0]!.count).toBe(1);
+    } finally {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
+
+  it('let several processes start at once without migrating twice', async () => {
+    const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
+    const name = `sandbox_race_${process.pid}_${Date.now()}`;
+    await admin.unsafe(`create database ${name}`);
+    const url = new URL(inject('adminDatabaseUrl'));
+    url.pathname = `/${name}`;
+    try {
+      const handles = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url.toString(), dataDir: scratch })));
+      await Promise.all(handles.map((handle) => handle.close()));
+    } finally {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
+});
+
+describe('embedded PGlite', () => {
+  it('runs the same migrations and the same queries, and keeps data across restarts', async () => {
+    const dataDir = join(scratch, 'pglite-data');
+    const first = await openDatabase({ dataDir });
+    expect(first.kind).toBe('pglite');
+    const organization = await createOrganization(first.db, { name: 'PGlite Health' });
+    const issued = await issueApiKey(first.db, organization.id);
+    await first.close();
+
+    const second = await openDatabase({ dataDir });
+    try {
+      expect(await lookUpApiKey(second.db, issued.key)).toEqual({ status: 'active', organizationId: organization.id, apiKeyId: issued.id });
+      expect(await revokeApiKey(second.db, issued.key)).toBe(true);
+      expect(await lookUpApiKey(second.db, issued.key)).toEqual({ status: 'revoked' });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses a second process on the same directory instead of corrupting it', async () => {
+    const dataDir = join(scratch, 'pglite-locked');
+    const holder = await openDatabase({ dataDir });
+    try {
+      // A live process other than ours holds the lock: simulate it with our parent's pid.
+      writeFileSync(join(dataDir, 'pglite.lock'), String(process.ppid));
+      await expect(openDatabase({ dataDir })).rejects.toThrow(DatabaseInUseError);
+      await expect(openDatabase({ dataDir })).rejects.toThrow(/in use by process \d+.*DATABASE_URL/);
+    } finally {
+      await holder.close();
+    }
+  });
+});
