@@ -8,6 +8,7 @@ import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './dashboard-owned';
 import { docsRouter } from './docs';
 import { healthRoutes } from './health';
 import { authenticate } from './middleware/authenticate';
+import { idempotency } from './middleware/idempotency';
 import { perKeyRateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { buildOpenApiDocument } from './openapi';
@@ -36,7 +37,10 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version })));
 
   const router = express.Router();
-  mountRoutes(router, routes, { apiKey: [authenticate(deps.db), perKeyRateLimit(deps.config.RATE_LIMIT_PER_MINUTE)] });
+  mountRoutes(router, routes, {
+    apiKey: [authenticate(deps.db), perKeyRateLimit(deps.config.RATE_LIMIT_PER_MINUTE)],
+    creatingWork: [idempotency(deps.db)],
+  });
   app.use(router);
 
   app.use((req) => {

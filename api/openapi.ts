@@ -1,6 +1,15 @@
+import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { problemSchema } from './problem';
-import type { AnyRoute } from './route';
+import { type AnyRoute, createsWork } from './route';
+
+const idempotencyHeader = z.object({
+  'idempotency-key': z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'Makes a retry safe: the same key and body within 24 h answers the first response again and creates nothing new.' }),
+});
 
 /** Problems any API-key route can answer, whatever its own errors are. */
 const COMMON_API_KEY_ERRORS = [401, 429];
@@ -9,7 +18,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed request (bad JSON, bad cursor)',
   401: 'Missing, unknown or revoked API key',
   404: 'No such object in your organization',
-  409: 'Conflicts with the current state',
+  409: 'Conflicts with the current state (or the same Idempotency-Key is still in progress)',
   413: 'Request body too large',
   415: 'Body is not JSON',
   422: 'Validation failed; `errors` lists each bad field',
@@ -22,14 +31,20 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: string; version: string }) {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
-    const errorStatuses = [...new Set([...(route.auth === 'api_key' ? COMMON_API_KEY_ERRORS : []), ...(route.errors ?? [])])].sort();
+    const errorStatuses = [
+      ...new Set([...(route.auth === 'api_key' ? COMMON_API_KEY_ERRORS : []), ...(createsWork(route) ? [400, 409, 422] : []), ...(route.errors ?? [])]),
+    ].sort();
     const operation: ZodOpenApiOperationObject = {
       operationId: route.operationId,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
       security: route.auth === 'api_key' ? [{ apiKey: [] }] : [],
-      requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) },
+      requestParams: {
+        ...(route.params ? { path: route.params } : {}),
+        ...(route.query ? { query: route.query } : {}),
+        ...(createsWork(route) ? { header: idempotencyHeader } : {}),
+      },
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       responses: {
         [String(route.success.status)]: { description: route.success.description, content: { 'application/json': { schema: route.success.schema } } },

@@ -69,11 +69,18 @@ export function expressPath(openApiPath: string): string {
 export interface RouteMiddleware {
   /** Runs before a route whose `auth` is `api_key`: authentication, then the per-key rate limit. */
   apiKey: RequestHandler[];
+  /** Runs after those before an API-key POST, which creates work: Idempotency-Key handling. */
+  creatingWork: RequestHandler[];
+}
+
+/** POSTs create work, so they honour Idempotency-Key (decisions.md). */
+export function createsWork(route: AnyRoute): boolean {
+  return route.method === 'post' && route.auth === 'api_key';
 }
 
 export function mountRoutes(router: Router, routes: AnyRoute[], middleware: RouteMiddleware): void {
   for (const route of routes) {
-    const before = route.auth === 'api_key' ? middleware.apiKey : [];
+    const before = [...(route.auth === 'api_key' ? middleware.apiKey : []), ...(createsWork(route) ? middleware.creatingWork : [])];
     router[route.method](expressPath(route.path), ...before, async (req: Request, res: Response) => {
       const params = parseOrThrow('path', route.params, req.params);
       const query = parseOrThrow('query', route.query, req.query);
