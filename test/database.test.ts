@@ -19,45 +19,48 @@ const EXPECTED_TABLES = (Object.values(schema) as unknown[])
   .sort();
 const journal = JSON.parse(readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
 
+/** Runs `body` against a new, empty database on the test server, dropped afterwards. */
+async function withEmptyDatabase(body: (url: string) => Promise<void>): Promise<void> {
+  const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
+  const name = `sandbox_empty_${process.pid}_${Date.now()}`;
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  try {
+    await body(url.toString());
+  } finally {
+    await admin.unsafe(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
+async function readSchema(url: string): Promise<{ tables: string[]; migrations: number }> {
+  const direct = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const tables = await direct`select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
+    const [applied] = await direct`select count(*)::int as count from drizzle.__drizzle_migrations`;
+    return { tables: tables.map((row) => row.table_name as string), migrations: applied!.count as number };
+  } finally {
+    await direct.end();
+  }
+}
+
 describe('migrations on Postgres', () => {
   it('build the whole schema in an empty database, and a second run changes nothing', async () => {
-    const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
-    const name = `sandbox_migrate_${process.pid}_${Date.now()}`;
-    await admin.unsafe(`create database ${name}`);
-    const url = new URL(inject('adminDatabaseUrl'));
-    url.pathname = `/${name}`;
-    try {
-      const first = await openDatabase({ databaseUrl: url.toString(), dataDir: scratch });
-      await first.close();
-      const second = await openDatabase({ databaseUrl: url.toString(), dataDir: scratch });
-      await second.close();
-
-      const direct = postgres(url.toString(), { max: 1, onnotice: () => {} });
-      const tables = await direct`select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
-      const applied = await direct`select count(*)::int as count from drizzle.__drizzle_migrations`;
-      await direct.end();
-      expect(tables.map((row) => row.table_name)).toEqual(EXPECTED_TABLES);
-      expect(applied[0]!.count).toBe(journal.entries.length);
+    await withEmptyDatabase(async (url) => {
+      await (await openDatabase({ databaseUrl: url, dataDir: scratch })).close();
+      await (await openDatabase({ databaseUrl: url, dataDir: scratch })).close();
       expect(EXPECTED_TABLES).toContain('organizations');
-    } finally {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+      expect(await readSchema(url)).toEqual({ tables: EXPECTED_TABLES, migrations: journal.entries.length });
+    });
   });
 
-  it('let several processes start at once without migrating twice', async () => {
-    const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
-    const name = `sandbox_race_${process.pid}_${Date.now()}`;
-    await admin.unsafe(`create database ${name}`);
-    const url = new URL(inject('adminDatabaseUrl'));
-    url.pathname = `/${name}`;
-    try {
-      const handles = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url.toString(), dataDir: scratch })));
+  it('let several processes start at once, each migration applied once', async () => {
+    await withEmptyDatabase(async (url) => {
+      const handles = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url, dataDir: scratch })));
       await Promise.all(handles.map((handle) => handle.close()));
-    } finally {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+      expect(await readSchema(url)).toEqual({ tables: EXPECTED_TABLES, migrations: journal.entries.length });
+    });
   });
 });
 
