@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Logger } from 'pino';
+import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import { connectionRoutes } from './connections';
@@ -22,6 +23,8 @@ export interface ApiDependencies {
   temporal: Client;
   logger: Logger;
   version: string;
+  /** The synthetic FHIR world, the same for every organization. */
+  fhirStore: FhirStore;
 }
 
 export const JSON_BODY_LIMIT = '1mb';
