@@ -13,8 +13,11 @@ import { idempotency } from './middleware/idempotency';
 import { perKeyRateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { buildOpenApiDocument } from './openapi';
+import { patientRoutes } from './patients';
 import { ApiProblem } from './problem';
 import { type AnyRoute, mountRoutes } from './route';
+import { sandboxCatalogRoutes } from './sandbox-catalog';
+import { sandboxResourceRoutes } from './sandbox-resources';
 import { settingsRoutes } from './settings';
 
 export interface ApiDependencies {
@@ -30,7 +33,7 @@ export interface ApiDependencies {
 export const JSON_BODY_LIMIT = '1mb';
 
 export function createApp(deps: ApiDependencies): Express {
-  const routes: AnyRoute[] = [...healthRoutes(deps), ...settingsRoutes(deps), ...connectionRoutes(deps)];
+  const routes: AnyRoute[] = [...healthRoutes(deps), ...settingsRoutes(deps), ...connectionRoutes(deps), ...patientRoutes(deps), ...sandboxResourceRoutes(deps), ...sandboxCatalogRoutes()];
 
   const app = express();
   app.disable('x-powered-by');
