@@ -24,6 +24,7 @@ import { PAYERS } from '../fixtures/payers';
 import { FIXTURE_DATA_DIR, loadFhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_TAG } from '../fixtures/synthetic';
 import { SYSTEM } from '../fixtures/terminology';
+import { referencesIn } from './support/fhir-references';
 import { fhirSchemaErrors } from './support/fhir-schema';
 
 const store = loadFhirStore();
@@ -34,18 +35,6 @@ const byReference = (reference: string | undefined) => {
   const [type, id] = (reference ?? '').split('/');
   return type && id ? store.read(type, id) : undefined;
 };
-
-/** Every `reference` string anywhere inside a resource. */
-function referencesIn(value: unknown, found: string[] = []): string[] {
-  if (Array.isArray(value)) for (const item of value) referencesIn(item, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      if (key === 'reference' && typeof child === 'string') found.push(child);
-      else referencesIn(child, found);
-    }
-  }
-  return found;
-}
 
 describe('the synthetic FHIR world', () => {
   it('validates, resource by resource, against the official FHIR R4 JSON schema', () => {
