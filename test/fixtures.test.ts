@@ -167,6 +167,20 @@ describe('the synthetic FHIR world', () => {
     expect(authorized).toBeGreaterThan(0);
     expect(deniedForMissingAuth).toBeGreaterThan(0);
 
+    const PRIMARY_CARE = new Set(['207Q00000X', '207R00000X', '363LF0000X', '208000000X']);
+    const specialistOfficeVisits = ofType<Claim>('Claim').filter(
+      (claim) =>
+        claim.use === 'claim' &&
+        !PRIMARY_CARE.has(claim.careTeam![0]!.qualification!.coding![0]!.code!) &&
+        claim.item!.some((item) => ['99204', '99213', '99214'].includes(item.productOrService.coding![0]!.code!)),
+    );
+    const needingReferral = specialistOfficeVisits.filter((claim) => findPayerRules(claim.insurer!.reference!.split('/')[1]!)!.eligibility.referral_required_for_specialist);
+    expect(needingReferral.length).toBeGreaterThan(0);
+    for (const claim of needingReferral) {
+      const referral = byReference(claim.referral?.reference);
+      expect(referral, claim.id).toMatchObject({ resourceType: 'ServiceRequest', category: [{ coding: [{ code: '3457005' }] }] });
+    }
+
     const decisions = ofType<ClaimResponse>('ClaimResponse').filter((response) => response.use === 'preauthorization');
     expect(decisions.some((decision) => decision.preAuthRef)).toBe(true);
     expect(decisions.some((decision) => decision.disposition?.startsWith('Denied'))).toBe(true);
