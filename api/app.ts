@@ -15,6 +15,8 @@ import { buildOpenApiDocument } from './openapi';
 import { ApiProblem } from './problem';
 import { type AnyRoute, mountRoutes } from './route';
 import { settingsRoutes } from './settings';
+import { webhookDeliveryRoutes } from './webhook-deliveries';
+import { webhookReliabilityRoutes } from './webhook-reliability';
 
 export interface ApiDependencies {
   config: Config;
@@ -27,7 +29,13 @@ export interface ApiDependencies {
 export const JSON_BODY_LIMIT = '1mb';
 
 export function createApp(deps: ApiDependencies): Express {
-  const routes: AnyRoute[] = [...healthRoutes(deps), ...settingsRoutes(deps), ...connectionRoutes(deps)];
+  const routes: AnyRoute[] = [
+    ...healthRoutes(deps),
+    ...settingsRoutes(deps),
+    ...connectionRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...webhookReliabilityRoutes(deps),
+  ];
 
   const app = express();
   app.disable('x-powered-by');

@@ -26,13 +26,7 @@ runMain(async () => {
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  const worker = await startWorker({
-    address: temporalEndpoint.address,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    db: database.db,
-    shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-  });
+  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
 

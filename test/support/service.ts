@@ -51,6 +51,7 @@ export async function startTestService(environment: Record<string, string> = {})
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    SHUTDOWN_GRACE_SECONDS: '5',
     ...environment,
   });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
@@ -58,10 +59,8 @@ export async function startTestService(environment: Record<string, string> = {})
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
   const worker: RunningWorker = await startWorker({
     address: config.TEMPORAL_ADDRESS!,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue,
+    config,
     db: database.db,
-    shutdownGraceSeconds: 5,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
