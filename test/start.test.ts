@@ -15,6 +15,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 async function startAllInOne(env: Record<string, string | undefined>) {
   const running = runEntryPoint('bin/start.ts', [], {
     PORT: '0',
+    RELAY_PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     DATABASE_URL: undefined,
