@@ -102,7 +102,7 @@ export async function call(baseUrl: string, path: string, options: CallOptions =
   let body: string | undefined;
   if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
+    if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
   const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
   const text = await response.text();
