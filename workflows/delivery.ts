@@ -5,6 +5,7 @@ import {
   defineQuery,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -44,7 +45,8 @@ const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // Only infrastructure errors reach this policy; receiver answers are results, recorded once.
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-const { recordDeliveryState } = proxyActivities<SandboxActivities>({
+// A short database write: run in the worker without a round trip through the server.
+const { recordDeliveryState } = proxyLocalActivities<SandboxActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
