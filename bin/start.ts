@@ -23,16 +23,18 @@ runMain(async () => {
   const temporalEndpoint = await provideTemporal(config, logger);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const demoKey = resolveDemoApiKey(config);
-  const relayUrl = `http://localhost:${config.RELAY_PORT}`;
-  const demo = await ensureDemoOrganization(database.db, demoKey, { webhookUrl: `${relayUrl}/webhooks` });
+  // The relay verifies with the demo organization's secrets, read at each delivery so rotations apply.
+  let demoOrganizationId = '';
+  const relay = createRelayReceiver({ secrets: () => webhookSecretsOf(database.db, demoOrganizationId), forwardUrl: config.RELAY_FORWARD_URL, logger });
+  const relayServer = await listen(relay, config.HOST, config.RELAY_PORT, config.SHUTDOWN_GRACE_SECONDS);
+  const relayUrl = `http://localhost:${relayServer.port}`;
+  demoOrganizationId = (await ensureDemoOrganization(database.db, demoKey, { webhookUrl: `${relayUrl}/webhooks` })).organizationId;
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
   const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
-  const relay = createRelayReceiver({ secrets: () => webhookSecretsOf(database.db, demo.organizationId), forwardUrl: config.RELAY_FORWARD_URL, logger });
-  const relayServer = await listen(relay, config.HOST, config.RELAY_PORT, config.SHUTDOWN_GRACE_SECONDS);
 
   stopOnSignal(logger, [
     { name: 'API', run: server.close },
@@ -54,7 +56,7 @@ runMain(async () => {
     `  Temporal Web UI  ${temporalEndpoint.uiUrl ?? `(external Temporal at ${temporalEndpoint.address})`}`,
     `  Database         ${database.kind === 'pglite' ? `embedded PGlite in ${database.location}` : `Postgres ${database.location}`}`,
     `  Worker           task queue "${config.TEMPORAL_TASK_QUEUE}"; self-check ${selfCheck}`,
-    `  Relay receiver   ${relayUrl.replace(`:${config.RELAY_PORT}`, `:${relayServer.port}`)}   (the demo organization's webhook URL${config.RELAY_FORWARD_URL ? `; forwards to ${config.RELAY_FORWARD_URL}` : ''})`,
+    `  Relay receiver   ${relayUrl}   (the demo organization's webhook URL${config.RELAY_FORWARD_URL ? `; forwards to ${config.RELAY_FORWARD_URL}` : ''})`,
     '',
     `  Demo API key     ${demoKey}`,
     '',
