@@ -19,6 +19,8 @@ import { type AnyRoute, mountRoutes } from './route';
 import { sandboxCatalogRoutes } from './sandbox-catalog';
 import { sandboxResourceRoutes } from './sandbox-resources';
 import { settingsRoutes } from './settings';
+import { webhookDeliveryRoutes } from './webhook-deliveries';
+import { webhookReliabilityRoutes } from './webhook-reliability';
 
 export interface ApiDependencies {
   config: Config;
@@ -33,7 +35,16 @@ export interface ApiDependencies {
 export const JSON_BODY_LIMIT = '1mb';
 
 export function createApp(deps: ApiDependencies): Express {
-  const routes: AnyRoute[] = [...healthRoutes(deps), ...settingsRoutes(deps), ...connectionRoutes(deps), ...patientRoutes(deps), ...sandboxResourceRoutes(deps), ...sandboxCatalogRoutes()];
+  const routes: AnyRoute[] = [
+    ...healthRoutes(deps),
+    ...settingsRoutes(deps),
+    ...connectionRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...webhookReliabilityRoutes(deps),
+    ...patientRoutes(deps),
+    ...sandboxResourceRoutes(deps),
+    ...sandboxCatalogRoutes(),
+  ];
 
   const app = express();
   app.disable('x-powered-by');
