@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Logger } from 'pino';
+import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import { connectionRoutes } from './connections';
@@ -12,8 +13,11 @@ import { idempotency } from './middleware/idempotency';
 import { perKeyRateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { buildOpenApiDocument } from './openapi';
+import { patientRoutes } from './patients';
 import { ApiProblem } from './problem';
 import { type AnyRoute, mountRoutes } from './route';
+import { sandboxCatalogRoutes } from './sandbox-catalog';
+import { sandboxResourceRoutes } from './sandbox-resources';
 import { settingsRoutes } from './settings';
 import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { webhookReliabilityRoutes } from './webhook-reliability';
@@ -24,6 +28,8 @@ export interface ApiDependencies {
   temporal: Client;
   logger: Logger;
   version: string;
+  /** The synthetic FHIR world, the same for every organization. */
+  fhirStore: FhirStore;
 }
 
 export const JSON_BODY_LIMIT = '1mb';
@@ -35,6 +41,9 @@ export function createApp(deps: ApiDependencies): Express {
     ...connectionRoutes(deps),
     ...webhookDeliveryRoutes(deps),
     ...webhookReliabilityRoutes(deps),
+    ...patientRoutes(deps),
+    ...sandboxResourceRoutes(deps),
+    ...sandboxCatalogRoutes(),
   ];
 
   const app = express();

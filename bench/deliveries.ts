@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import postgres from 'postgres';
 import { createApp } from '../api/app';
+import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
@@ -140,7 +141,7 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
   const database = await openDatabase({ databaseUrl, dataDir: scratch });
   const temporal = await connectTemporal(temporalAddress, 'default');
   const worker = await startWorker({ address: temporalAddress, config, db: database.db });
-  const server = await listen(createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION }), '127.0.0.1', 0, 5);
+  const server = await listen(createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }), '127.0.0.1', 0, 5);
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
     async tenant(webhookUrl: string) {

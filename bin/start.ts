@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { createApp } from '../api/app';
+import { loadFhirStore } from '../fixtures/store';
 import { createRelayReceiver } from '../relay-receiver/app';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
@@ -33,7 +34,7 @@ runMain(async () => {
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
   const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
 
   stopOnSignal(logger, [

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app';
+import { type FhirStore, loadFhirStore } from '../../fixtures/store';
 import { type Config, loadConfig } from '../../platform/config';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
@@ -17,6 +18,7 @@ export interface TestService {
   database: DatabaseHandle;
   temporal: Client;
   taskQueue: string;
+  fhirStore: FhirStore;
   /** A new organization with an active key: each test gets its own tenant. */
   newTenant(name?: string): Promise<{ organizationId: string; key: string; keyId: string }>;
   /** Stops this service's worker (in-flight activities finish); workflows wait in Temporal meanwhile. */
@@ -64,7 +66,8 @@ export async function startTestService(environment: Record<string, string> = {})
   const newWorker = () =>
     startWorker({ address: config.TEMPORAL_ADDRESS!, config, db: database.db, workflowBundle: { codePath: inject('workflowBundlePath') } });
   let worker: RunningWorker | null = await newWorker();
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const fhirStore = loadFhirStore();
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
   const server = await listen(app, '127.0.0.1', 0, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
@@ -74,6 +77,7 @@ export async function startTestService(environment: Record<string, string> = {})
     database,
     temporal: temporal.client,
     taskQueue,
+    fhirStore,
     async newTenant(name = 'Test Health (synthetic)') {
       const organization = await createOrganization(database.db, { name });
       const issued = await issueApiKey(database.db, organization.id);
