@@ -45,6 +45,10 @@ const environmentSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
+  SMART_AUTHORIZATION_CODE_SECONDS: positiveInt.default(60),
+  SMART_LAUNCH_SECONDS: positiveInt.default(300),
+  SMART_ACCESS_TOKEN_SECONDS: positiveInt.default(3600),
+  SMART_REFRESH_TOKEN_SECONDS: positiveInt.default(30 * 24 * 3600),
 });
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -65,6 +65,7 @@ describe('health', () => {
       temporal: unreachable,
       logger: createLogger('silent', { pretty: false }),
       version: VERSION,
+      fhirStore: service.fhirStore,
     });
     const server = await listen(app, '127.0.0.1', 0, 1);
     try {

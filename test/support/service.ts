@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app';
 import { type Config, loadConfig } from '../../platform/config';
+import type { FhirStore } from '../../fixtures/store';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
@@ -10,10 +11,13 @@ import { listen } from '../../platform/services';
 import { connectTemporal } from '../../platform/temporal';
 import { VERSION } from '../../platform/version';
 import { type RunningWorker, startWorker } from '../../platform/worker';
+import { freePort } from './ports';
+import { sampleFhirStore } from './sample-fhir-store';
 
 export interface TestService {
   baseUrl: string;
   config: Config;
+  fhirStore: FhirStore;
   database: DatabaseHandle;
   temporal: Client;
   taskQueue: string;
@@ -40,13 +44,16 @@ export interface CallResult {
 
 /**
  * The API and a worker in this process, against the run's shared Postgres database and Temporal
- * server, on a task queue of their own so test files never take each other's tasks.
+ * server, on a task queue of their own so test files never take each other's tasks. The port is
+ * chosen first so PUBLIC_BASE_URL (SMART discovery, the FHIR base) is the address tests call.
  */
 export async function startTestService(environment: Record<string, string> = {}): Promise<TestService> {
   const taskQueue = `test-${randomUUID()}`;
+  const port = await freePort();
   const config = loadConfig({
     NODE_ENV: 'test',
-    PORT: '0',
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     HOST: '127.0.0.1',
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -64,13 +71,15 @@ export async function startTestService(environment: Record<string, string> = {})
     shutdownGraceSeconds: 5,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
-  const server = await listen(app, '127.0.0.1', 0, 5);
+  const fhirStore = sampleFhirStore();
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
+  const server = await listen(app, '127.0.0.1', config.PORT, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
   return {
     baseUrl,
     config,
+    fhirStore,
     database,
     temporal: temporal.client,
     taskQueue,
