@@ -9,7 +9,7 @@ const STYLE = `
   main { max-width: 46rem; margin: 2rem auto; background: #fff; padding: 1.5rem 2rem; border-radius: 8px; box-shadow: 0 1px 3px #0002; }
   h1 { font-size: 1.4rem; margin-top: 0; }
   .note { color: #5a6673; font-size: .9rem; }
-  form.search { display: flex; gap: .5rem; margin: 1rem 0; }
+  form.search { display: flex; align-items: center; gap: .5rem; margin: 1rem 0; }
   input[type=search] { flex: 1; font: inherit; padding: .4rem .6rem; border: 1px solid #aab4be; border-radius: 4px; }
   button { font: inherit; padding: .4rem .9rem; border-radius: 4px; border: 1px solid #2457a6; background: #2f6fd1; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #2457a6; }
