@@ -170,12 +170,13 @@ describe('the authorization endpoint', () => {
     const tenant = await service.newTenant();
     const client = await registerSmartClient(service, tenant.key, { redirect_uris: ['https://app.example/callback'] });
     const params = authorizationParams(service, client, pkcePair().challenge);
-    for (const bad of [
+    const cases: Record<string, string>[] = [
       { redirect_uri: 'https://attacker.example/callback' },
       { redirect_uri: 'https://app.example/callback/' },
       { redirect_uri: 'https://app.example/callback?extra=1' },
       { client_id: 'cli_unknown' },
-    ]) {
+    ];
+    for (const bad of cases) {
       const response = await requestAuthorization(service, { ...params, ...bad });
       expect(response.status, JSON.stringify(bad)).toBe(400);
       expect(response.location).toBeNull();
