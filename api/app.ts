@@ -32,6 +32,7 @@ export interface ApiDependencies {
   temporal: Client;
   logger: Logger;
   version: string;
+  /** The synthetic FHIR world, the same for every organization. */
   fhirStore: FhirStore;
 }
 

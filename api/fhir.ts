@@ -4,7 +4,7 @@ import { capabilityStatement } from '../fhir-rest/capability-statement';
 import { FhirError, operationOutcome } from '../fhir-rest/operation-outcome';
 import { type Criterion, criterion, searchParametersOf } from '../fhir-rest/search-parameters';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../fhir-rest/searchset';
-import type { FhirStore } from '../fixtures/store';
+import { type FhirStore, patientOf } from '../fixtures/store';
 import { SMART_PATHS, type SmartUrls } from '../smart/endpoints';
 import { type Interaction, permission } from '../smart/scopes';
 import type { AccessGrant, TokenService } from '../smart/tokens';
@@ -38,7 +38,7 @@ export function fhirRouter({ fhirStore, tokens, urls, version }: { fhirStore: Fh
     const allowed = allowedBy(grant, type, 'read');
     const resource = RESOURCE_ID.test(id) ? fhirStore.read(type, id) : undefined;
     if (!resource) throw new FhirError(404, 'not-found', `${type}/${id} does not exist.`);
-    assertOwnPatient(fhirStore, grant, resource);
+    assertOwnPatient(grant, resource);
     if (!allowed(resource)) throw outOfScope(grant, `${type}/${id} is outside the granular scopes of this token (${grant.scope}).`);
     const versionId = resource.meta?.versionId ?? '1';
     const etag = `W/"${versionId}"`;
@@ -99,7 +99,7 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
     }
     const check = await tokens.checkAccessToken(match[1]!);
     if (!check.valid) {
-      throw new FhirError(401, check.reason.includes('expired') ? 'expired' : 'login', check.reason, {
+      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
         'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
       });
     }
@@ -134,23 +134,17 @@ function assertServed(fhirStore: FhirStore, type: string): void {
 /**
  * The one rule for other patients' data (README): 403 Forbidden, for reads and searches alike.
  * The synthetic world is public, so there is no existence to hide, and a clear refusal is what a
- * developer needs to see. Resources outside every patient compartment (no subject or patient)
+ * developer needs to see. Resources that belong to no patient (Practitioner, Organization, …)
  * are readable with a scope for their type.
  */
-function assertOwnPatient(fhirStore: FhirStore, grant: AccessGrant, resource: FhirResource): void {
+function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
   if (!grant.patientId) throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
-  if (resource.resourceType === 'Patient') {
-    if (resource.id !== grant.patientId) throw otherPatient(grant, `Patient/${resource.id}`);
-    return;
-  }
-  if (fhirStore.listForPatient(resource.resourceType, grant.patientId).some((own) => own.id === resource.id)) return;
-  const reference = (resource as { subject?: { reference?: string }; patient?: { reference?: string } });
-  const owner = reference.subject?.reference ?? reference.patient?.reference;
-  if (owner?.startsWith('Patient/')) throw otherPatient(grant, `${resource.resourceType}/${resource.id}`);
+  const owner = patientOf(resource);
+  if (owner !== undefined && owner !== grant.patientId) throw otherPatient(grant, `${resource.resourceType}/${resource.id}`);
 }
 
 function otherPatient(grant: AccessGrant, what: string): FhirError {
-  return new FhirError(403, 'forbidden', `This access token is for Patient/${grant.patientId}; ${what} belongs to another patient.`);
+  return new FhirError(403, 'forbidden', `This access token is for Patient/${grant.patientId}; ${what} is another patient's data.`);
 }
 
 /** The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is refused. */

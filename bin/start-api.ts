@@ -1,4 +1,5 @@
 import { createApp } from '../api/app';
+import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
@@ -15,7 +16,7 @@ runMain(async () => {
   const { databaseUrl, temporalAddress } = requireSharedInfrastructure(config, 'API');
   const database = await openDatabase({ databaseUrl, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
   stopOnSignal(logger, [
     { name: 'API', run: server.close },

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { createApp } from '../api/app';
+import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
@@ -33,7 +34,7 @@ runMain(async () => {
     db: database.db,
     shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
   });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION });
+  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
 
   stopOnSignal(logger, [

@@ -32,7 +32,7 @@ export interface AccessGrant {
   encounterId: string | null;
 }
 
-export type AccessTokenCheck = { valid: true; grant: AccessGrant } | { valid: false; reason: string };
+export type AccessTokenCheck = { valid: true; grant: AccessGrant } | { valid: false; expired: boolean; reason: string };
 
 type TokenLifetimes = Pick<Config, 'SMART_ACCESS_TOKEN_SECONDS' | 'SMART_REFRESH_TOKEN_SECONDS'>;
 
@@ -125,8 +125,8 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       const { payload } = await jwtVerify(token, publicKey, { issuer: urls.issuer, audience: urls.fhirBase, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' });
       jti = payload.jti;
     } catch (error) {
-      if (error instanceof joseErrors.JWTExpired) return { valid: false, reason: 'The access token has expired.' };
-      return { valid: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
+      if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
+      return { valid: false, expired: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
     }
     const [row] = await db
       .select({ token: smartTokens, authorization: smartAuthorizations })
@@ -134,7 +134,7 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
       .where(and(eq(smartTokens.id, jti ?? ''), eq(smartTokens.kind, 'access')));
     if (!row || row.token.revokedAt || row.authorization.revokedAt) {
-      return { valid: false, reason: 'The access token has been revoked or replaced by a refresh.' };
+      return { valid: false, expired: false, reason: 'The access token has been revoked or replaced by a refresh.' };
     }
     const { authorization } = row;
     return {

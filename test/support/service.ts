@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app';
+import { type FhirStore, loadFhirStore } from '../../fixtures/store';
 import { type Config, loadConfig } from '../../platform/config';
-import type { FhirStore } from '../../fixtures/store';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
@@ -12,15 +12,14 @@ import { connectTemporal } from '../../platform/temporal';
 import { VERSION } from '../../platform/version';
 import { type RunningWorker, startWorker } from '../../platform/worker';
 import { freePort } from './ports';
-import { sampleFhirStore } from './sample-fhir-store';
 
 export interface TestService {
   baseUrl: string;
   config: Config;
-  fhirStore: FhirStore;
   database: DatabaseHandle;
   temporal: Client;
   taskQueue: string;
+  fhirStore: FhirStore;
   /** A new organization with an active key: each test gets its own tenant. */
   newTenant(name?: string): Promise<{ organizationId: string; key: string; keyId: string }>;
   /** A request with the given API key; the JSON body is parsed when there is one. */
@@ -71,7 +70,7 @@ export async function startTestService(environment: Record<string, string> = {})
     shutdownGraceSeconds: 5,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
-  const fhirStore = sampleFhirStore();
+  const fhirStore = loadFhirStore();
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
   const server = await listen(app, '127.0.0.1', config.PORT, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
@@ -79,10 +78,10 @@ export async function startTestService(environment: Record<string, string> = {})
   return {
     baseUrl,
     config,
-    fhirStore,
     database,
     temporal: temporal.client,
     taskQueue,
+    fhirStore,
     async newTenant(name = 'Test Health (synthetic)') {
       const organization = await createOrganization(database.db, { name });
       const issued = await issueApiKey(database.db, organization.id);

@@ -61,13 +61,19 @@ export async function authorizeWithPicker(service: TestService, params: Record<s
   if (first.status !== 302 || !first.location?.pathname.endsWith('/oauth/authorize/patient')) {
     throw new Error(`expected the patient picker, got ${first.status} ${first.location} ${first.body}`);
   }
-  const picker = await fetch(first.location);
-  const form = pickerForm(await picker.text(), patientId);
+  const form = await searchPicker(first.location, patientId);
   const chosen = await fetch(new URL(form.action, service.baseUrl), { method: 'POST', body: new URLSearchParams(form.fields), redirect: 'manual' });
   const location = new URL(chosen.headers.get('location') ?? '', service.baseUrl);
   const code = location.searchParams.get('code');
   if (!code) throw new Error(`no code in ${location}`);
   return { code, state: location.searchParams.get('state') };
+}
+
+/** What a person does at the picker: types the patient's id in the search box, then picks the row. */
+async function searchPicker(picker: URL, patientId: string): Promise<{ action: string; fields: Record<string, string> }> {
+  const searched = new URL(picker);
+  searched.searchParams.set('q', patientId);
+  return pickerForm(await (await fetch(searched)).text(), patientId);
 }
 
 /** The picker's form for one patient: its action and its (hidden) fields, read from the page's HTML. */
@@ -107,7 +113,7 @@ export async function browse(start: string, patientId?: string): Promise<Respons
       continue;
     }
     if (url.pathname.endsWith('/oauth/authorize/patient') && response.status === 200 && patientId) {
-      const form = pickerForm(await response.text(), patientId);
+      const form = await searchPicker(url, patientId);
       url = new URL(form.action, url);
       init = { method: 'POST', body: new URLSearchParams(form.fields) };
       continue;
