@@ -355,3 +355,27 @@ describe('refresh, revocation and introspection', () => {
     expect((await postForm(service, '/oauth/introspect', { token: tokens.access_token })).status).toBe(401);
   });
 });
+
+describe('across API processes and restarts', () => {
+  it('exchanges a code at another API process; the token works at every process and after a restart', async () => {
+    // Production runs several API processes behind one PUBLIC_BASE_URL; they share only the database.
+    const { client, code, verifier, redirectUri } = await freshCode();
+    const sibling = await startTestService({ PUBLIC_BASE_URL: service.baseUrl });
+    let accessToken: string;
+    try {
+      const exchanged = await postForm(sibling, '/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id });
+      expect(exchanged.status).toBe(200);
+      accessToken = exchanged.body.access_token;
+      expect((await sibling.call('/.well-known/jwks.json')).body).toEqual((await service.call('/.well-known/jwks.json')).body);
+    } finally {
+      await sibling.stop();
+    }
+    expect((await service.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(accessToken) })).status).toBe(200);
+    const restarted = await startTestService({ PUBLIC_BASE_URL: service.baseUrl });
+    try {
+      expect((await restarted.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(accessToken) })).status).toBe(200);
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
