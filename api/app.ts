@@ -18,8 +18,11 @@ import { idempotency } from './middleware/idempotency';
 import { perKeyRateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { buildOpenApiDocument } from './openapi';
+import { patientRoutes } from './patients';
 import { ApiProblem } from './problem';
 import { type AnyRoute, mountRoutes } from './route';
+import { sandboxCatalogRoutes } from './sandbox-catalog';
+import { sandboxResourceRoutes } from './sandbox-resources';
 import { settingsRoutes } from './settings';
 import { smartClientRoutes } from './smart-clients';
 import { smartDiscoveryRouter } from './smart-discovery';
@@ -46,6 +49,9 @@ export function createApp(deps: ApiDependencies): Express {
     ...healthRoutes(deps),
     ...settingsRoutes(deps),
     ...connectionRoutes(deps),
+    ...patientRoutes(deps),
+    ...sandboxResourceRoutes(deps),
+    ...sandboxCatalogRoutes(),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];

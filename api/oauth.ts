@@ -134,12 +134,16 @@ function htmlHeaders(res: Response): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
 }
 
-/** Patients whose name starts with the query (any part, FHIR string search) or whose id is the query, by name. */
+/**
+ * Patients whose id is the query, or for whom every word of it starts a part of their name (FHIR
+ * `name` string search, word by word: "ava smi"), sorted by name.
+ */
 function searchPatients(fhirStore: FhirStore, query: string): Patient[] {
-  const byName = query ? criterion(searchParametersOf('Patient').name!, query) : null;
+  const nameParameter = searchParametersOf('Patient').name!;
+  const words = query.split(/\s+/).filter(Boolean).map((word) => criterion(nameParameter, word)!);
   return fhirStore
     .patients()
-    .filter((patient) => !query || patient.id === query || (byName?.(patient) ?? false))
+    .filter((patient) => patient.id === query || words.every((startsAName) => startsAName(patient)))
     .toSorted((a, b) => displayName(a).localeCompare(displayName(b)) || (a.id ?? '').localeCompare(b.id ?? ''));
 }
 

@@ -33,3 +33,18 @@ export function toPage<T extends { id: string }, U>(rows: T[], limit: number, pr
   const last = page.at(-1);
   return { data: page.map(present), next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null };
 }
+
+/** A page of an in-memory list sorted by id: the items after the cursor's id, found by binary search. */
+export function pageOfSorted<T extends { id?: string }>(items: readonly T[], query: { limit: number; cursor?: string | undefined }): { data: T[]; next_cursor: string | null } {
+  const after = decodeCursor(query.cursor);
+  let start = 0;
+  if (after !== undefined) {
+    let end = items.length;
+    while (start < end) {
+      const middle = (start + end) >>> 1;
+      if (items[middle]!.id! <= after) start = middle + 1;
+      else end = middle;
+    }
+  }
+  return toPage(items.slice(start, start + query.limit + 1) as (T & { id: string })[], query.limit, (item) => item);
+}
