@@ -163,6 +163,19 @@ describe('client registration and EHR launch', () => {
     expect(again.location?.searchParams.get('error')).toBe('invalid_request');
     expect(again.location?.searchParams.get('code')).toBeNull();
   });
+  it('carries an encounter from the launch into the token response and launch/encounter', async () => {
+    const tenant = await service.newTenant();
+    const client = await registerSmartClient(service, tenant.key);
+    const encounter = service.fhirStore.listForPatient('Encounter', patientId)[0]!;
+    const launched = await service.call('/v1/smart/launch', { key: tenant.key, method: 'POST', body: { client_id: client.client_id, patient: patientId, encounter: encounter.id } });
+    const pkce = pkcePair();
+    const params = authorizationParams(service, client, pkce.challenge, { launch: launched.body.launch, scope: 'launch launch/patient launch/encounter patient/Encounter.rs' });
+    const authorized = await requestAuthorization(service, params);
+    const code = authorized.location!.searchParams.get('code')!;
+    const tokens = await exchange({ code, code_verifier: pkce.verifier, redirect_uri: params.redirect_uri!, client_id: client.client_id });
+    expect(tokens.body).toMatchObject({ patient: patientId, encounter: encounter.id, need_patient_banner: false, scope: 'launch launch/patient launch/encounter patient/Encounter.rs' });
+    expect((await service.call(`/fhir/R4/Encounter/${encounter.id}`, { headers: bearer(tokens.body.access_token) })).status).toBe(200);
+  });
 });
 
 describe('the authorization endpoint', () => {
