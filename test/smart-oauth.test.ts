@@ -163,6 +163,7 @@ describe('client registration and EHR launch', () => {
     expect(again.location?.searchParams.get('error')).toBe('invalid_request');
     expect(again.location?.searchParams.get('code')).toBeNull();
   });
+
   it('carries an encounter from the launch into the token response and launch/encounter', async () => {
     const tenant = await service.newTenant();
     const client = await registerSmartClient(service, tenant.key);
