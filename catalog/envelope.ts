@@ -26,7 +26,8 @@ function recordedInstant(resource: FhirResource): string {
     period?: { start?: string };
   };
   const instant = fields.recorded ?? fields.created ?? fields.authoredOn ?? fields.issued ?? fields.effectiveDateTime ?? fields.date ?? fields.period?.start;
-  return instant ? new Date(instant).toISOString() : new Date(WORLD_AS_OF).toISOString();
+  // Millisecond precision, as real deliveries stamp occurred_at (new Date().toISOString()).
+  return new Date(instant ?? WORLD_AS_OF).toISOString();
 }
 
 /**

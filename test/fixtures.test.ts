@@ -24,6 +24,7 @@ import { PAYERS } from '../fixtures/payers';
 import { FIXTURE_DATA_DIR, loadFhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_TAG } from '../fixtures/synthetic';
 import { SYSTEM } from '../fixtures/terminology';
+import { referencesIn } from './support/fhir-references';
 import { fhirSchemaErrors } from './support/fhir-schema';
 
 const store = loadFhirStore();
@@ -34,18 +35,6 @@ const byReference = (reference: string | undefined) => {
   const [type, id] = (reference ?? '').split('/');
   return type && id ? store.read(type, id) : undefined;
 };
-
-/** Every `reference` string anywhere inside a resource. */
-function referencesIn(value: unknown, found: string[] = []): string[] {
-  if (Array.isArray(value)) for (const item of value) referencesIn(item, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      if (key === 'reference' && typeof child === 'string') found.push(child);
-      else referencesIn(child, found);
-    }
-  }
-  return found;
-}
 
 describe('the synthetic FHIR world', () => {
   it('validates, resource by resource, against the official FHIR R4 JSON schema', () => {
@@ -177,6 +166,20 @@ describe('the synthetic FHIR world', () => {
     }
     expect(authorized).toBeGreaterThan(0);
     expect(deniedForMissingAuth).toBeGreaterThan(0);
+
+    const PRIMARY_CARE = new Set(['207Q00000X', '207R00000X', '363LF0000X', '208000000X']);
+    const specialistOfficeVisits = ofType<Claim>('Claim').filter(
+      (claim) =>
+        claim.use === 'claim' &&
+        !PRIMARY_CARE.has(claim.careTeam![0]!.qualification!.coding![0]!.code!) &&
+        claim.item!.some((item) => ['99204', '99213', '99214'].includes(item.productOrService.coding![0]!.code!)),
+    );
+    const needingReferral = specialistOfficeVisits.filter((claim) => findPayerRules(claim.insurer!.reference!.split('/')[1]!)!.eligibility.referral_required_for_specialist);
+    expect(needingReferral.length).toBeGreaterThan(0);
+    for (const claim of needingReferral) {
+      const referral = byReference(claim.referral?.reference);
+      expect(referral, claim.id).toMatchObject({ resourceType: 'ServiceRequest', category: [{ coding: [{ code: '3457005' }] }] });
+    }
 
     const decisions = ofType<ClaimResponse>('ClaimResponse').filter((response) => response.use === 'preauthorization');
     expect(decisions.some((decision) => decision.preAuthRef)).toBe(true);

@@ -3,6 +3,7 @@ import { domains } from '../catalog/domains';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../catalog/events';
 import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../catalog/payer-rules';
 import { PAYERS } from '../fixtures/payers';
+import { referencesIn } from './support/fhir-references';
 import { fhirSchemaErrors } from './support/fhir-schema';
 import { startTestService, type TestService } from './support/service';
 
@@ -24,18 +25,6 @@ interface Envelope {
   environment: string;
   occurred_at: string;
   resource: { resourceType: string; id: string };
-}
-
-/** Every `reference` inside a value. */
-function referencesIn(value: unknown, found: string[] = []): string[] {
-  if (Array.isArray(value)) for (const item of value) referencesIn(item, found);
-  else if (value && typeof value === 'object') {
-    for (const [field, child] of Object.entries(value)) {
-      if (field === 'reference' && typeof child === 'string') found.push(child);
-      else referencesIn(child, found);
-    }
-  }
-  return found;
 }
 
 describe('GET /v1/sandbox/catalog', () => {

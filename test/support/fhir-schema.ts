@@ -18,8 +18,8 @@ ajv.addSchema({ ...rest, $id: id });
 const validators = new Map<string, ValidateFunction>();
 
 /** The schema's errors for a resource (empty when valid), each as `path: message`. */
-export function fhirSchemaErrors(resource: { resourceType?: unknown }): string[] {
-  const type = String(resource.resourceType);
+export function fhirSchemaErrors(resource: object): string[] {
+  const type = String((resource as { resourceType?: unknown }).resourceType);
   if (!(type in schema.definitions)) return [`resourceType ${type} is not an R4 resource type`];
   let validate = validators.get(type);
   if (!validate) {
