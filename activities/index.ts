@@ -1,17 +1,22 @@
 import { count } from 'drizzle-orm';
 import { organizations } from '../drizzle/schema';
 import type { Database } from '../platform/database';
+import { createDeliveryActivities } from './deliveries';
 
 export interface ActivityDependencies {
   db: Database;
+  allowPrivateTargets: boolean;
+  webhookTimeoutMs: number;
 }
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
- * pattern) so tests and processes hand in their own database.
+ * pattern) so tests and processes hand in their own database and settings.
  */
-export function createActivities({ db }: ActivityDependencies) {
+export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs }: ActivityDependencies) {
   return {
+    ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs }),
+
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {
       const [row] = await db.select({ organizations: count() }).from(organizations);

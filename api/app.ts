@@ -28,6 +28,8 @@ import { smartClientRoutes } from './smart-clients';
 import { smartDiscoveryRouter } from './smart-discovery';
 import { smartLaunchRoutes } from './smart-launches';
 import { oauthRouter } from './oauth';
+import { webhookDeliveryRoutes } from './webhook-deliveries';
+import { webhookReliabilityRoutes } from './webhook-reliability';
 
 export interface ApiDependencies {
   config: Config;
@@ -49,6 +51,8 @@ export function createApp(deps: ApiDependencies): Express {
     ...healthRoutes(deps),
     ...settingsRoutes(deps),
     ...connectionRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...webhookReliabilityRoutes(deps),
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(),

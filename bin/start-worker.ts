@@ -16,13 +16,7 @@ runMain(async () => {
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
   await temporal.connection.close();
-  const worker = await startWorker({
-    address: temporalAddress,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    db: database.db,
-    shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-  });
+  const worker = await startWorker({ address: temporalAddress, config, db: database.db });
   stopOnSignal(logger, [
     { name: 'worker', run: worker.stop },
     { name: 'database', run: database.close },

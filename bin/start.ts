@@ -1,10 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { createApp } from '../api/app';
 import { loadFhirStore } from '../fixtures/store';
+import { createRelayReceiver } from '../relay-receiver/app';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { ensureDemoOrganization } from '../platform/organizations';
+import { ensureDemoOrganization, webhookSecretsOf } from '../platform/organizations';
 import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../platform/services';
 import { connectTemporal, ensureSearchAttributes } from '../platform/temporal';
 import { VERSION } from '../platform/version';
@@ -23,23 +24,23 @@ runMain(async () => {
   const temporalEndpoint = await provideTemporal(config, logger);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const demoKey = resolveDemoApiKey(config);
-  await ensureDemoOrganization(database.db, demoKey);
+  // The relay verifies with the demo organization's secrets, read at each delivery so rotations apply.
+  let demoOrganizationId = '';
+  const relay = createRelayReceiver({ secrets: () => webhookSecretsOf(database.db, demoOrganizationId), forwardUrl: config.RELAY_FORWARD_URL, logger });
+  const relayServer = await listen(relay, config.HOST, config.RELAY_PORT, config.SHUTDOWN_GRACE_SECONDS);
+  const relayUrl = `http://localhost:${relayServer.port}`;
+  demoOrganizationId = (await ensureDemoOrganization(database.db, demoKey, { webhookUrl: `${relayUrl}/webhooks` })).organizationId;
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  const worker = await startWorker({
-    address: temporalEndpoint.address,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    db: database.db,
-    shutdownGraceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-  });
+  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
 
   stopOnSignal(logger, [
     { name: 'API', run: server.close },
     { name: 'worker', run: worker.stop },
+    { name: 'relay receiver', run: relayServer.close },
     { name: 'Temporal client', run: () => temporal.connection.close() },
     { name: 'database', run: database.close },
     { name: 'Temporal dev server', run: temporalEndpoint.stop },
@@ -57,11 +58,13 @@ runMain(async () => {
     `  Temporal Web UI  ${temporalEndpoint.uiUrl ?? `(external Temporal at ${temporalEndpoint.address})`}`,
     `  Database         ${database.kind === 'pglite' ? `embedded PGlite in ${database.location}` : `Postgres ${database.location}`}`,
     `  Worker           task queue "${config.TEMPORAL_TASK_QUEUE}"; self-check ${selfCheck}`,
+    `  Relay receiver   ${relayUrl}   (the demo organization's webhook URL${config.RELAY_FORWARD_URL ? `; forwards to ${config.RELAY_FORWARD_URL}` : ''})`,
     '',
     `  Demo API key     ${demoKey}`,
     '',
     'Try it:',
     `  curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/connections`,
+    `  curl -X POST -H "Authorization: Bearer ${demoKey}" ${base}/v1/webhooks/trigger-mock-event   (then watch the relay receiver)`,
     '',
     'Stop with Ctrl+C.',
     '',

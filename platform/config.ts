@@ -25,6 +25,19 @@ const httpUrl = z
   .regex(/^https?:\/\//, 'expected an absolute http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+/** `30s,2m,10m,30m` → [30000, 120000, 600000, 1800000]: one entry per retry (decisions.md). */
+const retrySchedule = z
+  .string()
+  .regex(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*)*$/, 'expected comma-separated durations with ms, s, m or h, e.g. 30s,2m,10m,30m')
+  .transform((value) =>
+    value.split(',').map((entry) => {
+      const [, amount, unit] = /^(\d+)(ms|s|m|h)$/.exec(entry.trim())!;
+      return Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
+    }),
+  );
+
 const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
 
 const environmentSchema = z.object({
@@ -45,6 +58,14 @@ const environmentSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([30_000, 120_000, 600_000, 1_800_000]),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  RELAY_PORT: port.default(3004),
+  RELAY_FORWARD_URL: httpUrl.optional(),
+  RELAY_WEBHOOK_SECRETS: z
+    .string()
+    .transform((value) => value.split(',').map((secret) => secret.trim()).filter(Boolean))
+    .optional(),
   SMART_AUTHORIZATION_CODE_SECONDS: positiveInt.default(60),
   SMART_LAUNCH_SECONDS: positiveInt.default(300),
   SMART_ACCESS_TOKEN_SECONDS: positiveInt.default(3600),

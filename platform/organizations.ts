@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, or } from 'drizzle-orm';
-import { apiKeys, type Organization, organizations } from '../drizzle/schema';
+import { apiKeys, connections, type Organization, organizations } from '../drizzle/schema';
 import type { Database } from './database';
 import { newId } from './ids';
 import { apiKeyHint, generateApiKey, generateWebhookSecret, hashApiKey } from './secrets';
@@ -77,13 +77,27 @@ export const DEMO_ORGANIZATION_NAME = 'Demo Health (synthetic)';
  * Makes sure the demo key works: when its hash is unknown (a fresh database, or a new key), a demo
  * organization is created for it. A revoked demo key is left revoked and reported.
  */
-export async function ensureDemoOrganization(db: Database, demoKey: string): Promise<{ organizationId: string; created: boolean }> {
+export async function ensureDemoOrganization(db: Database, demoKey: string, options: { webhookUrl: string }): Promise<{ organizationId: string }> {
   const existing = await lookUpApiKey(db, demoKey);
-  if (existing.status === 'active') return { organizationId: existing.organizationId, created: false };
   if (existing.status === 'revoked') {
     throw new Error('The demo API key has been revoked. Set DEMO_API_KEY to another key, or delete .data/demo-api-key to get a new one.');
   }
-  const organization = await createOrganization(db, { name: DEMO_ORGANIZATION_NAME });
+  if (existing.status === 'active') {
+    // Points the demo organization at the relay receiver unless someone chose another URL.
+    await db
+      .update(organizations)
+      .set({ webhookUrl: options.webhookUrl })
+      .where(and(eq(organizations.id, existing.organizationId), isNull(organizations.webhookUrl)));
+    return { organizationId: existing.organizationId };
+  }
+  const organization = await createOrganization(db, { name: DEMO_ORGANIZATION_NAME, webhookUrl: options.webhookUrl });
   await issueApiKey(db, organization.id, { name: 'demo', key: demoKey });
-  return { organizationId: organization.id, created: true };
+  return { organizationId: organization.id };
+}
+
+/** Every secret the organization's deliveries may be signed with: its own and its connections'. */
+export async function webhookSecretsOf(db: Database, organizationId: string): Promise<string[]> {
+  const [organization] = await db.select({ secret: organizations.webhookSecret }).from(organizations).where(eq(organizations.id, organizationId));
+  const own = await db.select({ secret: connections.webhookSecret }).from(connections).where(eq(connections.organizationId, organizationId));
+  return [organization?.secret, ...own.map((row) => row.secret)].filter((secret): secret is string => Boolean(secret));
 }

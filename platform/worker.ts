@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import type { Config } from './config';
 import type { Database } from './database';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -16,10 +17,8 @@ function installQuietRuntime(): void {
 
 export interface WorkerOptions {
   address: string;
-  namespace: string;
-  taskQueue: string;
+  config: Config;
   db: Database;
-  shutdownGraceSeconds: number;
   /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
 }
@@ -35,13 +34,14 @@ export interface RunningWorker {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: options.address });
+  const { config } = options;
   const worker = await Worker.create({
     connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    activities: createActivities({ db: options.db }),
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ db: options.db, allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS, webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    shutdownGraceTime: `${options.shutdownGraceSeconds} seconds`,
+    shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
   });
   const done = worker.run().finally(() => connection.close());
   return {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../platform/secrets';
@@ -15,6 +16,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 async function startAllInOne(env: Record<string, string | undefined>) {
   const running = runEntryPoint('bin/start.ts', [], {
     PORT: '0',
+    RELAY_PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     DATABASE_URL: undefined,
@@ -25,7 +27,8 @@ async function startAllInOne(env: Record<string, string | undefined>) {
   await running.waitFor(/Stop with Ctrl\+C\./);
   const [, baseUrl] = running.output().match(/ {2}API +(http:\/\/\S+)/)!;
   const [, demoKey] = running.output().match(/Demo API key +(sk_sandbox_\S+)/)!;
-  return { running, baseUrl: baseUrl!, demoKey: demoKey! };
+  const [, relayUrl] = running.output().match(/Relay receiver +(http:\/\/\S+)/)!;
+  return { running, baseUrl: baseUrl!, demoKey: demoKey!, relayUrl: relayUrl! };
 }
 
 describe('npm start (embedded database)', () => {
@@ -49,6 +52,16 @@ describe('npm start (embedded database)', () => {
     await call(first.baseUrl, '/v1/connections', { key: first.demoKey, method: 'POST', body: { name: 'kept across restarts' } });
     const signingKeys = (await call(first.baseUrl, '/.well-known/jwks.json')).body.keys;
     expect(signingKeys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) })]);
+
+    // The demo organization's webhooks go to the relay receiver, which verifies them.
+    const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
+    expect(triggered.status).toBe(202);
+    let relayed: { delivery_id: string; verified: boolean } | undefined;
+    while (!relayed) {
+      relayed = (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id);
+      if (!relayed) await sleep(50);
+    }
+    expect(relayed.verified).toBe(true);
 
     expect(await first.running.stop('SIGTERM')).toBe(0);
     expect(first.running.output()).toMatch(/stopped API[\s\S]*stopped worker[\s\S]*stopped database/);

@@ -22,6 +22,10 @@ export interface TestService {
   fhirStore: FhirStore;
   /** A new organization with an active key: each test gets its own tenant. */
   newTenant(name?: string): Promise<{ organizationId: string; key: string; keyId: string }>;
+  /** Stops this service's worker (in-flight activities finish); workflows wait in Temporal meanwhile. */
+  stopWorker(): Promise<void>;
+  /** Starts a fresh worker on the same task queue. */
+  startWorker(): Promise<void>;
   /** A request with the given API key; the JSON body is parsed when there is one. */
   call(path: string, options?: CallOptions): Promise<CallResult>;
   stop(): Promise<void>;
@@ -57,19 +61,15 @@ export async function startTestService(environment: Record<string, string> = {})
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    SHUTDOWN_GRACE_SECONDS: '5',
     ...environment,
   });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
-  const worker: RunningWorker = await startWorker({
-    address: config.TEMPORAL_ADDRESS!,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue,
-    db: database.db,
-    shutdownGraceSeconds: 5,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-  });
+  const newWorker = () =>
+    startWorker({ address: config.TEMPORAL_ADDRESS!, config, db: database.db, workflowBundle: { codePath: inject('workflowBundlePath') } });
+  let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
   const server = await listen(app, '127.0.0.1', config.PORT, 5);
@@ -88,9 +88,16 @@ export async function startTestService(environment: Record<string, string> = {})
       return { organizationId: organization.id, key: issued.key, keyId: issued.id };
     },
     call: (path, options) => call(baseUrl, path, options),
+    async stopWorker() {
+      await worker?.stop();
+      worker = null;
+    },
+    async startWorker() {
+      worker ??= await newWorker();
+    },
     async stop() {
       await server.close();
-      await worker.stop();
+      await worker?.stop();
       await temporal.connection.close();
       await database.close();
     },
@@ -103,7 +110,7 @@ export async function call(baseUrl: string, path: string, options: CallOptions =
   let body: string | undefined;
   if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
+    if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
   const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
   const text = await response.text();

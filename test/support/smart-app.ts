@@ -1,7 +1,27 @@
-import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import smart from 'fhirclient';
 import type { Bundle, Observation, Patient } from 'fhir/r4';
+
+/**
+ * The part of fhirclient's Node API this app uses. Its own type declarations are not imported: they
+ * pull TypeScript's DOM library into the whole project, which retypes Node's global fetch.
+ */
+interface FhirClientStorage {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown): Promise<unknown>;
+  unset(key: string): Promise<boolean>;
+}
+interface FhirClient {
+  patient: { id: string | null; read(): Promise<unknown>; request(url: string, options: { pageLimit: number; flat: boolean }): Promise<unknown> };
+  state: { tokenResponse?: Record<string, unknown> };
+}
+type SmartApi = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  storage: FhirClientStorage,
+) => { authorize(options: Record<string, unknown>): Promise<never>; ready(): Promise<FhirClient> };
+const smart = createRequire(import.meta.url)('fhirclient') as SmartApi;
 
 /**
  * A SMART app as partners write them: the official `fhirclient` package in Node, unchanged, with
@@ -75,7 +95,7 @@ export async function startSmartApp(): Promise<SmartApp> {
           const patient = (await client.patient.read()) as Patient;
           const bundle = (await client.patient.request('Observation?_count=3', { pageLimit: 0, flat: false })) as Bundle<Observation>[];
           const observations = bundle.flatMap((page) => (page.entry ?? []).map((entry) => entry.resource!));
-          const report: AppReport = { patientId: client.patient.id as string, patient, observations, tokenResponse: { ...client.state.tokenResponse } };
+          const report: AppReport = { patientId: client.patient.id!, patient, observations, tokenResponse: { ...client.state.tokenResponse } };
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify(report));
         })

@@ -1,0 +1,186 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { and, eq } from 'drizzle-orm';
+import { connections, type DeliveryStatusValue, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
+import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../platform/chaos';
+import type { Database } from '../platform/database';
+import { newId } from '../platform/ids';
+import { signEnvelope } from '../platform/webhook-signing';
+import { webhookUrlProblem } from '../platform/webhook-targets';
+
+export interface DeliveryActivityDependencies {
+  db: Database;
+  allowPrivateTargets: boolean;
+  timeoutMs: number;
+}
+
+export type AttemptTrigger = 'initial' | 'retry' | 'replay';
+
+export interface AttemptResult {
+  outcome: 'succeeded' | 'failed' | 'gone';
+  responseStatus: number | null;
+  /** A 429's Retry-After, which the next attempt must wait at least. */
+  retryAfterMs: number | null;
+}
+
+interface WebhookTarget {
+  url: string | null;
+  secret: string;
+  source: 'connection' | 'organization';
+}
+
+const RESPONSE_BODY_LIMIT = 2048;
+
+/** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
+export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }: DeliveryActivityDependencies) {
+  /** Connection URL and secret when set, else the organization's; each resolved on its own. */
+  async function resolveWebhookTarget(organizationId: string, connectionId: string | null): Promise<WebhookTarget> {
+    const [organization] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
+    const [connection] = connectionId
+      ? await db.select().from(connections).where(and(eq(connections.id, connectionId), eq(connections.organizationId, organizationId)))
+      : [];
+    return {
+      url: connection?.webhookUrl ?? organization!.webhookUrl,
+      secret: connection?.webhookSecret ?? organization!.webhookSecret,
+      source: connection?.webhookUrl ? 'connection' : 'organization',
+    };
+  }
+
+  async function loadChaosProfile(organizationId: string) {
+    const [row] = await db.select().from(reliabilityProfiles).where(eq(reliabilityProfiles.organizationId, organizationId));
+    return row ? chaosProfileSchema.parse(row.profile) : DEFAULT_CHAOS_PROFILE;
+  }
+
+  return {
+    /**
+     * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own; an
+     * attempt already recorded (the activity retried after a crash) is answered from its record.
+     */
+    async attemptDelivery(input: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger }): Promise<AttemptResult> {
+      const [recorded] = await db
+        .select()
+        .from(deliveryAttempts)
+        .where(and(eq(deliveryAttempts.deliveryId, input.deliveryId), eq(deliveryAttempts.number, input.attemptNumber)));
+      if (recorded) return { outcome: recorded.outcome, responseStatus: recorded.responseStatus, retryAfterMs: recorded.retryAfterMs };
+
+      const [delivery] = await db.select().from(deliveries).where(eq(deliveries.id, input.deliveryId));
+      if (!delivery) throw new Error(`Delivery ${input.deliveryId} does not exist`);
+      const startedAt = new Date();
+      const target = await resolveWebhookTarget(delivery.organizationId, delivery.connectionId);
+      const chaos = pickChaos(await loadChaosProfile(delivery.organizationId), input.attemptNumber);
+      const exchange = await exchangeWithReceiver(target, delivery.id, delivery.envelopeBody, chaos, { allowPrivateTargets, timeoutMs });
+
+      await db
+        .insert(deliveryAttempts)
+        .values({
+          id: newId('att'),
+          deliveryId: delivery.id,
+          number: input.attemptNumber,
+          trigger: input.trigger,
+          startedAt,
+          durationMs: Date.now() - startedAt.getTime(),
+          targetUrl: target.url,
+          targetSource: target.url ? target.source : null,
+          outcome: exchange.outcome,
+          responseStatus: exchange.responseStatus,
+          responseBody: exchange.responseBody,
+          retryAfterMs: exchange.retryAfterMs,
+          error: exchange.error,
+          chaos: chaos?.mode ?? null,
+        })
+        .onConflictDoNothing();
+      return { outcome: exchange.outcome, responseStatus: exchange.responseStatus, retryAfterMs: exchange.retryAfterMs };
+    },
+
+    async recordDeliveryState(input: { deliveryId: string; status: DeliveryStatusValue; nextAttemptAt: string | null }): Promise<void> {
+      await db
+        .update(deliveries)
+        .set({ status: input.status, nextAttemptAt: input.nextAttemptAt ? new Date(input.nextAttemptAt) : null, updatedAt: new Date() })
+        .where(eq(deliveries.id, input.deliveryId));
+    },
+  };
+}
+
+interface Exchange extends AttemptResult {
+  responseBody: string | null;
+  error: string | null;
+}
+
+const failure = (error: string, extra: Partial<Exchange> = {}): Exchange => ({
+  outcome: 'failed',
+  responseStatus: null,
+  responseBody: null,
+  retryAfterMs: null,
+  error,
+  ...extra,
+});
+
+/** Applies the chaos mode, signs and POSTs the stored envelope, and classifies the answer. */
+async function exchangeWithReceiver(
+  target: WebhookTarget,
+  deliveryId: string,
+  body: string,
+  chaos: ChaosEffect | null,
+  options: { allowPrivateTargets: boolean; timeoutMs: number },
+): Promise<Exchange> {
+  if (!target.url) {
+    return failure('No webhook URL is configured: set one with PATCH /v1/settings/webhook or on the connection. The next attempt uses it.');
+  }
+  const refused = await webhookUrlProblem(target.url, options.allowPrivateTargets);
+  if (refused) return failure(`The webhook URL ${refused}.`);
+  if (chaos?.mode === 'transient_503') {
+    return failure('Chaos: transient 503 injected; the receiver was not called.', { responseStatus: 503 });
+  }
+  if (chaos?.mode === 'rate_limit') {
+    return failure('Chaos: rate limit injected (429); the receiver was not called.', { responseStatus: 429, retryAfterMs: chaos.retryAfterMs });
+  }
+
+  // Signed before any chaos delay, so a slow attempt arrives with an older webhook-timestamp, as it would.
+  const headers = signEnvelope({ deliveryId, body, secret: target.secret, timestampSeconds: Math.floor(Date.now() / 1000) });
+  const started = Date.now();
+  if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
+  const remainingMs = options.timeoutMs - (Date.now() - started);
+  if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);
+  try {
+    const response = await fetch(target.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(remainingMs) });
+    const responseBody = (await readLimited(response)).slice(0, RESPONSE_BODY_LIMIT);
+    if (response.status >= 200 && response.status < 300) {
+      return { outcome: 'succeeded', responseStatus: response.status, responseBody, retryAfterMs: null, error: null };
+    }
+    if (response.status === 410) {
+      return failure('The receiver answered 410 Gone: the delivery is stopped.', { outcome: 'gone', responseStatus: 410, responseBody });
+    }
+    return failure(`The receiver answered ${response.status}.`, {
+      responseStatus: response.status,
+      responseBody,
+      retryAfterMs: response.status === 429 ? parseRetryAfter(response.headers.get('retry-after')) : null,
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if ((error as Error).name === 'TimeoutError') return failure(`Timed out: no answer within ${options.timeoutMs} ms.`);
+    return failure(`Could not reach the receiver: ${cause?.code ?? cause?.message ?? (error as Error).message}.`);
+  }
+}
+
+/** Reads at most a little more than we keep, so a huge response body cannot exhaust memory. */
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size <= RESPONSE_BODY_LIMIT) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+function parseRetryAfter(value: string | null): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}

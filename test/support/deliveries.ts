@@ -1,0 +1,35 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestService } from './service';
+
+/** Polls a delivery until `done` holds for it, returning it; fails with the last state seen. */
+export async function waitForDelivery(
+  service: TestService,
+  key: string,
+  id: string,
+  done: (delivery: any) => boolean,
+  timeoutMs = 20_000,
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    last = (await service.call(`/v1/webhooks/deliveries/${id}`, { key })).body;
+    if (done(last)) return last;
+    await sleep(50);
+  }
+  throw new Error(`delivery ${id} did not reach the expected state within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
+}
+
+export const isFinished = (delivery: { status: string }) => ['succeeded', 'failed', 'cancelled'].includes(delivery.status);
+
+/** A tenant whose organization default webhook URL is `url`, with its signing secret in full. */
+export async function tenantReceivingAt(service: TestService, url: string) {
+  const tenant = await service.newTenant();
+  const settings = await service.call('/v1/settings/webhook', { key: tenant.key, method: 'PATCH', body: { webhook_url: url, rotate_secret: true } });
+  return { ...tenant, secret: settings.body.webhook_secret as string };
+}
+
+export async function trigger(service: TestService, key: string, body: Record<string, unknown> = {}) {
+  const response = await service.call('/v1/webhooks/trigger-mock-event', { key, method: 'POST', body });
+  if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return response.body as { id: string; envelope: unknown; url: string };
+}
