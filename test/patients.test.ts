@@ -90,6 +90,33 @@ describe('GET /v1/patients', () => {
   });
 });
 
+describe('the README walkthrough', () => {
+  it('shows what the README says: Petra Ruecker, MRN1007919, HbA1c falling on metformin, an authorized knee MRI', async () => {
+    const patient = (await service.call('/v1/patients?limit=2', { key })).body;
+    expect(patient.next_cursor).toBe('eyJhZnRlciI6InN5bi1wYXQtMDAwMiJ9');
+    expect(patient.data[0]).toMatchObject({ id: 'syn-pat-0001', name: [{ family: 'Ruecker', given: ['Petra', 'Jaden'] }], gender: 'female', birthDate: '1958-12-12' });
+    expect(patient.data[0].identifier[0].value).toBe('MRN1007919');
+    expect((await service.call('/v1/patients?name=pet%20rue', { key })).body.data.map((found: Resource) => found.id)).toEqual(['syn-pat-0001']);
+
+    const observations = (await pageThrough('/v1/sandbox/resources/Observation?patient=syn-pat-0001')).items as unknown as {
+      code: { coding: { code: string }[] };
+      effectiveDateTime: string;
+      valueQuantity: { value: number };
+      interpretation: { coding: { code: string }[] }[];
+    }[];
+    const a1c = observations.filter((observation) => observation.code.coding[0]!.code === '4548-4').sort((a, b) => (a.effectiveDateTime < b.effectiveDateTime ? -1 : 1));
+    expect(a1c.map((observation) => [observation.effectiveDateTime.slice(5, 7), observation.valueQuantity.value, observation.interpretation[0]!.coding[0]!.code])).toEqual([
+      ['02', 9.1, 'H'],
+      ['05', 8.6, 'H'],
+      ['08', 8.1, 'H'],
+    ]);
+    const authorization = (await service.call('/v1/sandbox/resources/ClaimResponse?patient=syn-pat-0001', { key })).body.data.find(
+      (response: { use: string }) => response.use === 'preauthorization',
+    );
+    expect(authorization).toMatchObject({ disposition: 'Approved', insurer: { reference: 'Organization/syn-payer-silverharbor' } });
+  });
+});
+
 describe('GET /v1/sandbox/resources/{type}', () => {
   it('serves every resource of every type, each valid FHIR R4', async () => {
     const catalogTypes = service.fhirStore.supportedTypes;
