@@ -1,12 +1,17 @@
 import type { Client } from '@temporalio/client';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Logger } from 'pino';
+import { canEvaluate } from '../fhir-rest/search-parameters';
 import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import { createAuthorizationFlow } from '../smart/authorizations';
+import { smartUrls } from '../smart/endpoints';
+import { createTokenService } from '../smart/tokens';
 import { connectionRoutes } from './connections';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './dashboard-owned';
 import { docsRouter } from './docs';
+import { fhirRouter } from './fhir';
 import { healthRoutes } from './health';
 import { authenticate } from './middleware/authenticate';
 import { idempotency } from './middleware/idempotency';
@@ -19,6 +24,10 @@ import { type AnyRoute, mountRoutes } from './route';
 import { sandboxCatalogRoutes } from './sandbox-catalog';
 import { sandboxResourceRoutes } from './sandbox-resources';
 import { settingsRoutes } from './settings';
+import { smartClientRoutes } from './smart-clients';
+import { smartDiscoveryRouter } from './smart-discovery';
+import { smartLaunchRoutes } from './smart-launches';
+import { oauthRouter } from './oauth';
 import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { webhookReliabilityRoutes } from './webhook-reliability';
 
@@ -35,6 +44,9 @@ export interface ApiDependencies {
 export const JSON_BODY_LIMIT = '1mb';
 
 export function createApp(deps: ApiDependencies): Express {
+  const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
+  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls });
+  const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
   const routes: AnyRoute[] = [
     ...healthRoutes(deps),
     ...settingsRoutes(deps),
@@ -44,6 +56,8 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(),
+    ...smartClientRoutes(deps),
+    ...smartLaunchRoutes({ ...deps, urls }),
   ];
 
   const app = express();
@@ -52,6 +66,10 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
   app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version })));
+  // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
+  app.use(smartDiscoveryRouter({ urls, tokens }));
+  app.use(oauthRouter({ ...deps, flow, tokens }));
+  app.use(fhirRouter({ ...deps, tokens, urls }));
 
   const router = express.Router();
   mountRoutes(router, routes, {

@@ -46,6 +46,11 @@ export interface RouteDefinition<
   success: { status: 200 | 201 | 202; description: string; schema: R };
   /** Problem statuses this operation can answer besides the ones every route can (401, 429, 500). */
   errors?: number[];
+  /**
+   * What an Idempotency-Key replay answers, when it must differ from the first response: a secret
+   * shown once is left out, so it is never stored with the key.
+   */
+  replayed?: (response: z.input<R>) => z.input<R>;
   handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R>>;
 }
 
@@ -86,6 +91,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
       const query = parseOrThrow('query', route.query, req.query);
       const body = route.body ? parseBody(route.body, req) : undefined;
       const result = await route.handler({ params, query, body, auth: res.locals.auth, req, res });
+      if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
       res.status(route.success.status).json(result);
     });
   }

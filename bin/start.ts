@@ -54,6 +54,7 @@ runMain(async () => {
     '',
     `  API              ${base}`,
     `  API reference    ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+    `  SMART on FHIR    ${base}/.well-known/smart-configuration   (FHIR R4: ${base}/fhir/R4)`,
     `  Temporal Web UI  ${temporalEndpoint.uiUrl ?? `(external Temporal at ${temporalEndpoint.address})`}`,
     `  Database         ${database.kind === 'pglite' ? `embedded PGlite in ${database.location}` : `Postgres ${database.location}`}`,
     `  Worker           task queue "${config.TEMPORAL_TASK_QUEUE}"; self-check ${selfCheck}`,

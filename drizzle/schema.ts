@@ -138,3 +138,103 @@ export const reliabilityProfiles = pgTable('reliability_profiles', {
 
 export type Delivery = typeof deliveries.$inferSelect;
 export type DeliveryAttempt = typeof deliveryAttempts.$inferSelect;
+
+const expiresAt = () => timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull();
+
+/**
+ * SMART on FHIR clients (RFC 7591 metadata names). A confidential client's secret is kept as its
+ * SHA-256 only; `scope` (when set) bounds what the client may ever be granted.
+ */
+export const smartClients = pgTable(
+  'smart_clients',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+    scope: text('scope'),
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method', { enum: ['none', 'client_secret_basic'] }).notNull(),
+    launchUri: text('launch_uri'),
+    secretHash: text('secret_hash'),
+    createdAt: createdAt(),
+  },
+  (table) => [index('smart_clients_organization_idx').on(table.organizationId, table.id)],
+);
+
+/** EHR launch handles: opaque to the app, bound to one client, used once, short-lived. Stored hashed. */
+export const smartLaunches = pgTable('smart_launches', {
+  handleHash: text('handle_hash').primaryKey(),
+  clientId: text('client_id')
+    .notNull()
+    .references(() => smartClients.id, { onDelete: 'cascade' }),
+  patientId: text('patient_id').notNull(),
+  encounterId: text('encounter_id'),
+  createdAt: createdAt(),
+  expiresAt: expiresAt(),
+  usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+});
+
+/**
+ * One authorization: a standalone request waiting at the patient picker, then a single-use code
+ * (kept as its SHA-256), then the grant its tokens belong to. Revoking it revokes every token.
+ */
+export const smartAuthorizations = pgTable(
+  'smart_authorizations',
+  {
+    id: text('id').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => smartClients.id, { onDelete: 'cascade' }),
+    launchKind: text('launch_kind', { enum: ['ehr', 'standalone'] }).notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    state: text('state').notNull(),
+    scope: text('scope').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    nonce: text('nonce'),
+    patientId: text('patient_id'),
+    encounterId: text('encounter_id'),
+    fhirUser: text('fhir_user'),
+    codeHash: text('code_hash'),
+    createdAt: createdAt(),
+    /** Until when the current step is valid: the picker request, then the code. */
+    expiresAt: expiresAt(),
+    exchangedAt: timestamp('exchanged_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [uniqueIndex('smart_authorizations_code_hash_idx').on(table.codeHash), index('smart_authorizations_client_idx').on(table.clientId)],
+);
+
+/** Issued tokens: access tokens by their JWT `jti`, refresh tokens by their SHA-256. */
+export const smartTokens = pgTable(
+  'smart_tokens',
+  {
+    id: text('id').primaryKey(),
+    authorizationId: text('authorization_id')
+      .notNull()
+      .references(() => smartAuthorizations.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['access', 'refresh'] }).notNull(),
+    scope: text('scope').notNull(),
+    createdAt: createdAt(),
+    expiresAt: expiresAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('smart_tokens_authorization_idx').on(table.authorizationId)],
+);
+
+/**
+ * The key pair that signs access and id tokens, generated once by whichever process needs it first
+ * and kept here, so tokens survive restarts and every API process signs and verifies alike.
+ */
+export const smartSigningKeys = pgTable('smart_signing_keys', {
+  purpose: text('purpose').primaryKey(),
+  kid: text('kid').notNull(),
+  algorithm: text('algorithm').notNull(),
+  privateJwk: jsonb('private_jwk').$type<Record<string, unknown>>().notNull(),
+  publicJwk: jsonb('public_jwk').$type<Record<string, unknown>>().notNull(),
+  createdAt: createdAt(),
+});
+
+export type SmartClient = typeof smartClients.$inferSelect;
+export type SmartAuthorization = typeof smartAuthorizations.$inferSelect;

@@ -66,6 +66,10 @@ const environmentSchema = z.object({
     .string()
     .transform((value) => value.split(',').map((secret) => secret.trim()).filter(Boolean))
     .optional(),
+  SMART_AUTHORIZATION_CODE_SECONDS: positiveInt.default(60),
+  SMART_LAUNCH_SECONDS: positiveInt.default(300),
+  SMART_ACCESS_TOKEN_SECONDS: positiveInt.default(3600),
+  SMART_REFRESH_TOKEN_SECONDS: positiveInt.default(30 * 24 * 3600),
 });
 
 export type Config = ReturnType<typeof loadConfig>;

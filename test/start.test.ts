@@ -38,6 +38,7 @@ describe('npm start (embedded database)', () => {
     const output = first.running.output();
     expect(output).toContain('API reference');
     expect(output).toContain(`${first.baseUrl}/docs`);
+    expect(output).toContain(`${first.baseUrl}/.well-known/smart-configuration`);
     expect(output).toContain(`embedded PGlite in ${join(dataDir, 'pglite')}`);
     expect(output).toMatch(/self-check passed in \d+ ms/);
     expect(output).toContain(`curl -H "Authorization: Bearer ${first.demoKey}" ${first.baseUrl}/v1/connections`);
@@ -49,6 +50,8 @@ describe('npm start (embedded database)', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     await call(first.baseUrl, '/v1/connections', { key: first.demoKey, method: 'POST', body: { name: 'kept across restarts' } });
+    const signingKeys = (await call(first.baseUrl, '/.well-known/jwks.json')).body.keys;
+    expect(signingKeys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) })]);
 
     // The demo organization's webhooks go to the relay receiver, which verifies them.
     const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
@@ -68,6 +71,7 @@ describe('npm start (embedded database)', () => {
       expect(second.demoKey).toBe(first.demoKey);
       const afterRestart = await call(second.baseUrl, '/v1/connections', { key: second.demoKey });
       expect(afterRestart.body.data.map((connection: { name: string }) => connection.name)).toEqual(['kept across restarts']);
+      expect((await call(second.baseUrl, '/.well-known/jwks.json')).body.keys).toEqual(signingKeys);
     } finally {
       expect(await second.running.stop('SIGINT')).toBe(0);
     }

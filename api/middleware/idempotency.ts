@@ -13,7 +13,8 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * `Idempotency-Key` on POSTs that create work (decisions.md): the same key and body within 24 h
  * answers the first response again (`Idempotent-Replayed: true`) and creates nothing; the same key
  * with another body is 422; a retry while the first is still running is 409. Server errors release
- * the key so the request can be retried.
+ * the key so the request can be retried. A route may store a replay body without its one-time
+ * secrets (`res.locals.replayBody`, see RouteDefinition.replayed).
  */
 export function idempotency(db: Database): RequestHandler {
   return async (req, res, next) => {
@@ -55,9 +56,10 @@ export function idempotency(db: Database): RequestHandler {
       if (status >= 500) {
         await db.delete(idempotencyKeys).where(thisKey);
       } else {
+        const stored = typeof res.locals.replayBody === 'string' ? res.locals.replayBody : body;
         await db
           .update(idempotencyKeys)
-          .set({ state: 'completed', responseStatus: status, responseContentType: contentType, responseBody: body })
+          .set({ state: 'completed', responseStatus: status, responseContentType: contentType, responseBody: stored })
           .where(thisKey);
       }
     });

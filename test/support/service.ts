@@ -11,6 +11,7 @@ import { listen } from '../../platform/services';
 import { connectTemporal } from '../../platform/temporal';
 import { VERSION } from '../../platform/version';
 import { type RunningWorker, startWorker } from '../../platform/worker';
+import { freePort } from './ports';
 
 export interface TestService {
   baseUrl: string;
@@ -46,13 +47,16 @@ export interface CallResult {
 
 /**
  * The API and a worker in this process, against the run's shared Postgres database and Temporal
- * server, on a task queue of their own so test files never take each other's tasks.
+ * server, on a task queue of their own so test files never take each other's tasks. The port is
+ * chosen first so PUBLIC_BASE_URL (SMART discovery, the FHIR base) is the address tests call.
  */
 export async function startTestService(environment: Record<string, string> = {}): Promise<TestService> {
   const taskQueue = `test-${randomUUID()}`;
+  const port = await freePort();
   const config = loadConfig({
     NODE_ENV: 'test',
-    PORT: '0',
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     HOST: '127.0.0.1',
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -68,7 +72,7 @@ export async function startTestService(environment: Record<string, string> = {})
   let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
-  const server = await listen(app, '127.0.0.1', 0, 5);
+  const server = await listen(app, '127.0.0.1', config.PORT, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
   return {

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { Bundle, BundleLink, FhirResource } from 'fhir/r4';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+/**
+ * A searchset Bundle for one page of matches: `total` counts every match; `self` repeats the
+ * parameters that were applied, `next`/`previous` page through the same search. The fixtures do
+ * not change while the process runs, so an offset is a stable page position.
+ */
+export function searchsetBundle(options: {
+  fhirBase: string;
+  resourceType: string;
+  /** The parameters applied, in order, without paging ones. */
+  applied: [string, string][];
+  matches: readonly FhirResource[];
+  count: number;
+  offset: number;
+}): Bundle {
+  const { fhirBase, resourceType, applied, matches, count, offset } = options;
+  const pageUrl = (pageOffset: number) => {
+    const params = new URLSearchParams(applied);
+    params.set('_count', String(count));
+    if (pageOffset > 0) params.set('_offset', String(pageOffset));
+    return `${fhirBase}/${resourceType}?${params.toString()}`;
+  };
+  const page = matches.slice(offset, offset + count);
+  const link: BundleLink[] = [{ relation: 'self', url: pageUrl(offset) }];
+  if (count > 0 && offset + count < matches.length) link.push({ relation: 'next', url: pageUrl(offset + count) });
+  if (count > 0 && offset > 0) link.push({ relation: 'previous', url: pageUrl(Math.max(0, offset - count)) });
+  return {
+    resourceType: 'Bundle',
+    id: randomUUID(),
+    meta: { lastUpdated: new Date().toISOString() },
+    type: 'searchset',
+    total: matches.length,
+    link,
+    entry: page.map((resource) => ({ fullUrl: `${fhirBase}/${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
+  };
+}

@@ -1,0 +1,102 @@
+import { timingSafeEqual } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { type SmartClient, smartClients } from '../drizzle/schema';
+import type { Database } from '../platform/database';
+import { newId } from '../platform/ids';
+import { OAuthError } from './oauth-error';
+import { digest, newOpaqueToken } from './opaque-token';
+
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['none', 'client_secret_basic'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
+/** Client secrets carry a recognisable prefix so secret scanners can spot a leaked one. */
+export const CLIENT_SECRET_PREFIX = 'sbx_cs_';
+
+export interface ClientRegistration {
+  name: string;
+  redirectUris: string[];
+  scope: string | null;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  launchUri: string | null;
+}
+
+/** Registers a client for the organization; a confidential client's secret is returned once. */
+export async function registerClient(db: Database, organizationId: string, registration: ClientRegistration): Promise<{ client: SmartClient; secret: string | null }> {
+  const secret = registration.tokenEndpointAuthMethod === 'client_secret_basic' ? newOpaqueToken(CLIENT_SECRET_PREFIX) : null;
+  const [client] = await db
+    .insert(smartClients)
+    .values({
+      id: newId('cli'),
+      organizationId,
+      name: registration.name,
+      redirectUris: registration.redirectUris,
+      scope: registration.scope,
+      tokenEndpointAuthMethod: registration.tokenEndpointAuthMethod,
+      launchUri: registration.launchUri,
+      secretHash: secret === null ? null : digest(secret),
+    })
+    .returning();
+  return { client: client!, secret };
+}
+
+export async function findClient(db: Database, clientId: string): Promise<SmartClient | undefined> {
+  const [client] = await db.select().from(smartClients).where(eq(smartClients.id, clientId));
+  return client;
+}
+
+export interface ClientCredentials {
+  authorization: string | undefined;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+}
+
+/**
+ * Authenticates the caller of the token, revocation or introspection endpoint (RFC 6749 §2.3):
+ * a confidential client with HTTP Basic, a public client by its `client_id` alone.
+ */
+export async function authenticateClient(db: Database, credentials: ClientCredentials): Promise<SmartClient> {
+  if (credentials.clientSecret !== undefined) {
+    throw new OAuthError('invalid_client', 'Send the client secret with HTTP Basic authentication (client_secret_basic), not in the request body.');
+  }
+  const basic = credentials.authorization === undefined ? null : parseBasic(credentials.authorization);
+  if (basic) {
+    if (credentials.clientId !== undefined && credentials.clientId !== basic.clientId) {
+      throw new OAuthError('invalid_request', 'The client_id in the body differs from the one in the Authorization header.');
+    }
+    const client = await findClient(db, basic.clientId);
+    if (!client || client.secretHash === null || !sameDigest(client.secretHash, digest(basic.secret))) {
+      throw new OAuthError('invalid_client', 'Client authentication failed: unknown client_id or wrong client_secret.');
+    }
+    return client;
+  }
+  if (credentials.clientId === undefined) {
+    throw new OAuthError('invalid_client', 'Identify the client: HTTP Basic for a confidential client, client_id in the body for a public one.');
+  }
+  const client = await findClient(db, credentials.clientId);
+  if (!client) throw new OAuthError('invalid_client', `No client ${credentials.clientId} is registered.`);
+  if (client.tokenEndpointAuthMethod !== 'none') {
+    throw new OAuthError('invalid_client', 'This client is confidential: authenticate with HTTP Basic (client_id and client_secret).');
+  }
+  return client;
+}
+
+/** RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined and base64-encoded. */
+function parseBasic(header: string): { clientId: string; secret: string } | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match) return null;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError('invalid_client', 'The Basic credentials must be client_id:client_secret.');
+  const formDecode = (part: string) => {
+    try {
+      return decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      throw new OAuthError('invalid_client', 'The Basic credentials are not valid form-urlencoded text.');
+    }
+  };
+  return { clientId: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
+function sameDigest(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+}

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { and, eq, gt, isNull, lt, or } from 'drizzle-orm';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
+import type { Config } from '../platform/config';
+import type { Database } from '../platform/database';
+import type { SmartUrls } from './endpoints';
+import { OAuthError } from './oauth-error';
+import { digest, newOpaqueToken } from './opaque-token';
+import { isWithin, splitScope } from './scopes';
+import { loadSigningKey, SIGNING_ALGORITHM, type SigningKey } from './signing-key';
+
+/** The SMART 2.x token response (RFC 6749 §5.1 plus launch context). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  patient?: string;
+  encounter?: string;
+  need_patient_banner: boolean;
+  id_token?: string;
+  refresh_token?: string;
+}
+
+/** What a valid access token lets its bearer do, as the FHIR endpoint sees it. */
+export interface AccessGrant {
+  tokenId: string;
+  clientId: string;
+  scope: string;
+  patientId: string | null;
+  encounterId: string | null;
+}
+
+export type AccessTokenCheck = { valid: true; grant: AccessGrant } | { valid: false; expired: boolean; reason: string };
+
+type TokenLifetimes = Pick<Config, 'SMART_ACCESS_TOKEN_SECONDS' | 'SMART_REFRESH_TOKEN_SECONDS'>;
+
+/**
+ * Issues, checks, refreshes and revokes tokens. Access and id tokens are JWTs signed with the
+ * stored key; every token also has a row, so revocation and refresh take effect at once.
+ */
+export function createTokenService({ db, lifetimes, urls }: { db: Database; lifetimes: TokenLifetimes; urls: SmartUrls }) {
+  let signingKey: Promise<SigningKey> | undefined;
+  const key = () => {
+    signingKey ??= loadSigningKey(db).catch((error: unknown) => {
+      signingKey = undefined;
+      throw error;
+    });
+    return signingKey;
+  };
+
+  /** Signs an access token for the authorization; `now` is a parameter so expiry can be exercised. */
+  async function signAccessToken(authorization: SmartAuthorization, scope: string, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+    const { privateKey, kid } = await key();
+    const jti = randomUUID();
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = new Date((issuedAt + lifetimes.SMART_ACCESS_TOKEN_SECONDS) * 1000);
+    const token = await new SignJWT({
+      scope,
+      client_id: authorization.clientId,
+      ...(authorization.patientId ? { patient: authorization.patientId } : {}),
+      ...(authorization.encounterId ? { encounter: authorization.encounterId } : {}),
+      ...(authorization.fhirUser ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
+    })
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'at+jwt' })
+      .setIssuer(urls.issuer)
+      .setAudience(urls.fhirBase)
+      .setSubject(authorization.fhirUser ?? authorization.clientId)
+      .setJti(jti)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(privateKey);
+    await db.insert(smartTokens).values({ id: jti, authorizationId: authorization.id, kind: 'access', scope, createdAt: now, expiresAt });
+    return { token, expiresAt };
+  }
+
+  async function signIdToken(authorization: SmartAuthorization): Promise<string> {
+    const { privateKey, kid } = await key();
+    return new SignJWT({
+      ...(authorization.fhirUser && splitScope(authorization.scope).includes('fhirUser') ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
+      ...(authorization.nonce ? { nonce: authorization.nonce } : {}),
+    })
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' })
+      .setIssuer(urls.issuer)
+      .setAudience(authorization.clientId)
+      .setSubject(authorization.fhirUser ?? authorization.clientId)
+      .setIssuedAt()
+      .setExpirationTime(`${lifetimes.SMART_ACCESS_TOKEN_SECONDS}s`)
+      .sign(privateKey);
+  }
+
+  /** The token response for an authorization, with the given (possibly narrowed) scope. */
+  async function issue(authorization: SmartAuthorization, scope: string): Promise<TokenResponse> {
+    const scopes = splitScope(scope);
+    const access = await signAccessToken(authorization, scope);
+    let refreshToken: string | undefined;
+    if (scopes.includes('offline_access') || scopes.includes('online_access')) {
+      refreshToken = newOpaqueToken();
+      await db.insert(smartTokens).values({
+        id: digest(refreshToken),
+        authorizationId: authorization.id,
+        kind: 'refresh',
+        scope,
+        expiresAt: new Date(Date.now() + lifetimes.SMART_REFRESH_TOKEN_SECONDS * 1000),
+      });
+    }
+    return {
+      access_token: access.token,
+      token_type: 'Bearer',
+      expires_in: lifetimes.SMART_ACCESS_TOKEN_SECONDS,
+      scope,
+      ...(authorization.patientId ? { patient: authorization.patientId } : {}),
+      ...(authorization.encounterId ? { encounter: authorization.encounterId } : {}),
+      need_patient_banner: authorization.launchKind === 'standalone',
+      ...(scopes.includes('openid') ? { id_token: await signIdToken(authorization) } : {}),
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    };
+  }
+
+  async function checkAccessToken(token: string): Promise<AccessTokenCheck> {
+    const { publicKey } = await key();
+    let jti: string | undefined;
+    try {
+      const { payload } = await jwtVerify(token, publicKey, { issuer: urls.issuer, audience: urls.fhirBase, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' });
+      jti = payload.jti;
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
+      return { valid: false, expired: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
+    }
+    const [row] = await db
+      .select({ token: smartTokens, authorization: smartAuthorizations })
+      .from(smartTokens)
+      .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
+      .where(and(eq(smartTokens.id, jti ?? ''), eq(smartTokens.kind, 'access')));
+    if (!row || row.token.revokedAt || row.authorization.revokedAt) {
+      return { valid: false, expired: false, reason: 'The access token has been revoked or replaced by a refresh.' };
+    }
+    const { authorization } = row;
+    return {
+      valid: true,
+      grant: { tokenId: row.token.id, clientId: authorization.clientId, scope: row.token.scope, patientId: authorization.patientId, encounterId: authorization.encounterId },
+    };
+  }
+
+  /** Revokes the authorization and every token it produced (code reuse, refresh token revocation). */
+  async function revokeAuthorization(authorizationId: string): Promise<void> {
+    const now = new Date();
+    await db.update(smartAuthorizations).set({ revokedAt: now }).where(eq(smartAuthorizations.id, authorizationId));
+    await db.update(smartTokens).set({ revokedAt: now }).where(and(eq(smartTokens.authorizationId, authorizationId), isNull(smartTokens.revokedAt)));
+  }
+
+  /**
+   * The refresh_token grant: the refresh token is spent (rotation), the access tokens it replaces
+   * stop working, and a narrower scope may be asked for.
+   */
+  async function refresh(client: SmartClient, refreshToken: string, requestedScope: string | undefined): Promise<TokenResponse> {
+    const now = new Date();
+    const [spent] = await db
+      .update(smartTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(smartTokens.id, digest(refreshToken)), eq(smartTokens.kind, 'refresh'), isNull(smartTokens.revokedAt), gt(smartTokens.expiresAt, now)))
+      .returning();
+    const [authorization] = spent
+      ? await db.select().from(smartAuthorizations).where(and(eq(smartAuthorizations.id, spent.authorizationId), isNull(smartAuthorizations.revokedAt)))
+      : [];
+    if (!spent || !authorization) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired, revoked or already used.');
+    if (authorization.clientId !== client.id) {
+      await revokeAuthorization(authorization.id);
+      throw new OAuthError('invalid_grant', 'The refresh token was issued to another client.');
+    }
+    let scope = spent.scope;
+    if (requestedScope !== undefined) {
+      const requested = splitScope(requestedScope);
+      if (!isWithin(requested, splitScope(spent.scope))) {
+        throw new OAuthError('invalid_scope', `A refresh may only narrow the scope granted (${spent.scope}).`);
+      }
+      scope = requested.join(' ');
+    }
+    await db
+      .update(smartTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(smartTokens.authorizationId, authorization.id), eq(smartTokens.kind, 'access'), isNull(smartTokens.revokedAt)));
+    await db.delete(smartTokens).where(and(eq(smartTokens.authorizationId, authorization.id), lt(smartTokens.expiresAt, now)));
+    return issue(authorization, scope);
+  }
+
+  /** RFC 7009: a refresh token revokes its whole grant; an access token just itself. Unknown tokens are ignored. */
+  async function revoke(client: SmartClient, token: string): Promise<void> {
+    const found = await findToken(token);
+    if (!found || found.authorization.clientId !== client.id) return;
+    if (found.token.kind === 'refresh') await revokeAuthorization(found.authorization.id);
+    else await db.update(smartTokens).set({ revokedAt: new Date() }).where(eq(smartTokens.id, found.token.id));
+  }
+
+  /** RFC 7662: the token's facts when it is active and the caller may see it, else `{ active: false }` alone. */
+  async function introspect(token: string, visibleTo: (clientId: string) => Promise<boolean>): Promise<Record<string, unknown>> {
+    const found = await findToken(token);
+    const now = new Date();
+    if (!found || found.token.revokedAt || found.authorization.revokedAt || found.token.expiresAt <= now || !(await visibleTo(found.authorization.clientId))) {
+      return { active: false };
+    }
+    const { token: row, authorization } = found;
+    return {
+      active: true,
+      token_type: row.kind === 'access' ? 'Bearer' : 'refresh_token',
+      scope: row.scope,
+      client_id: authorization.clientId,
+      sub: authorization.fhirUser ?? authorization.clientId,
+      iss: urls.issuer,
+      aud: urls.fhirBase,
+      iat: Math.floor(row.createdAt.getTime() / 1000),
+      exp: Math.floor(row.expiresAt.getTime() / 1000),
+      ...(authorization.patientId ? { patient: authorization.patientId } : {}),
+      ...(authorization.encounterId ? { encounter: authorization.encounterId } : {}),
+      ...(authorization.fhirUser ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
+    };
+  }
+
+  /** An access token (by its verified jti) or a refresh token (by its digest), with its authorization. */
+  async function findToken(token: string) {
+    let jti: string | undefined;
+    try {
+      ({ payload: { jti } } = await jwtVerify(token, (await key()).publicKey, { issuer: urls.issuer, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' }));
+    } catch {
+      jti = undefined;
+    }
+    const [row] = await db
+      .select({ token: smartTokens, authorization: smartAuthorizations })
+      .from(smartTokens)
+      .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
+      .where(
+        or(and(eq(smartTokens.id, digest(token)), eq(smartTokens.kind, 'refresh')), jti ? and(eq(smartTokens.id, jti), eq(smartTokens.kind, 'access')) : undefined),
+      );
+    return row;
+  }
+
+  return {
+    issue,
+    signAccessToken,
+    checkAccessToken,
+    refresh,
+    revoke,
+    revokeAuthorization,
+    introspect,
+    jwks: async () => ({ keys: [(await key()).publicJwk] }),
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;
