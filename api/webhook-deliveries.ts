@@ -2,7 +2,9 @@ import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError, Workflo
 import type { SearchAttributePair } from '@temporalio/common';
 import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
 import { z } from 'zod';
+import type { WebhookEnvelope } from '../catalog/envelope';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../catalog/events';
+import { findScenario } from '../catalog/scenarios';
 import { connections, DELIVERY_STATUSES, type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -56,7 +58,7 @@ const acceptedDeliverySchema = deliverySchema.extend({ url: z.string().meta({ de
 
 const triggerFields = {
   event: z.string().min(1).optional().meta({ description: `An event name from the catalog (GET /v1/sandbox/catalog); default ${DEFAULT_MOCK_EVENT}` }),
-  scenario_id: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog').optional(),
+  scenario_id: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog').optional().meta({ description: 'Tag the delivery with a catalog scenario' }),
   connection_id: z.string().min(1).optional().meta({ description: 'Deliver for this connection (its URL and secret when it has them)' }),
 };
 const triggerBodySchema = z.object(triggerFields).strict().meta({ id: 'TriggerMockEvent' });
@@ -172,6 +174,9 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
           const message = `unknown event "${eventName}"; GET /v1/sandbox/catalog lists the ${eventCatalog.size} valid events (e.g. ${DEFAULT_MOCK_EVENT})`;
           throw new ApiProblem(422, 'unknown_event', `The event is not in the catalog: ${message}.`, { errors: [{ path: 'body.event', message }] });
         }
+        if (input.scenario_id && !findScenario(input.scenario_id)) {
+          throw new ApiProblem(404, 'not_found', `No scenario with id ${input.scenario_id} exists; GET /v1/sandbox/catalog lists the scenarios.`);
+        }
         let environment = 'sandbox';
         if (input.connection_id) {
           const [connection] = await db
@@ -181,7 +186,7 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
           if (!connection) throw notFound('connection', input.connection_id);
           environment = connection.environment;
         }
-        const envelope = {
+        const envelope: WebhookEnvelope = {
           id: newId('evt'),
           event: event.name,
           connection_id: input.connection_id ?? null,

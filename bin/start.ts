@@ -43,7 +43,7 @@ runMain(async () => {
     { name: 'relay receiver', run: relayServer.close },
     { name: 'Temporal client', run: () => temporal.connection.close() },
     { name: 'database', run: database.close },
-    { name: 'Temporal dev server', run: temporalEndpoint.stop },
+    ...(config.TEMPORAL_ADDRESS ? [] : [{ name: 'Temporal dev server', run: temporalEndpoint.stop }]),
   ]);
 
   const selfCheck = await runSelfCheck(temporal.client, config.TEMPORAL_TASK_QUEUE);
@@ -63,6 +63,7 @@ runMain(async () => {
     `  Demo API key     ${demoKey}`,
     '',
     'Try it:',
+    `  curl -H "Authorization: Bearer ${demoKey}" "${base}/v1/patients?limit=2"`,
     `  curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/connections`,
     `  curl -X POST -H "Authorization: Bearer ${demoKey}" ${base}/v1/webhooks/trigger-mock-event   (then watch the relay receiver)`,
     '',

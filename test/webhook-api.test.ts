@@ -26,12 +26,12 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
   it('reads event, scenario_id and connection_id from the query string too, the body winning', async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'Query' } });
-    const fromQuery = await service.call(`/v1/webhooks/trigger-mock-event?event=results.observation.final&scenario_id=diabetes_follow_up&connection_id=${connection.body.id}`, {
+    const fromQuery = await service.call(`/v1/webhooks/trigger-mock-event?event=results.observation.final&scenario_id=prior_auth_denied&connection_id=${connection.body.id}`, {
       key: tenant.key,
       method: 'POST',
     });
     expect(fromQuery.status).toBe(202);
-    expect(fromQuery.body).toMatchObject({ event: 'results.observation.final', scenario_id: 'diabetes_follow_up', connection_id: connection.body.id });
+    expect(fromQuery.body).toMatchObject({ event: 'results.observation.final', scenario_id: 'prior_auth_denied', connection_id: connection.body.id });
     const bodyWins = await service.call('/v1/webhooks/trigger-mock-event?event=results.observation.final', {
       key: tenant.key,
       method: 'POST',
@@ -58,11 +58,14 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
     expect((await service.call('/v1/webhooks/deliveries', { key: tenant.key })).body.data).toEqual([]);
   });
 
-  it('answers 404 for an unknown connection and 422 for bad fields', async () => {
+  it('answers 404 for an unknown connection or scenario and 422 for bad fields', async () => {
     const tenant = await service.newTenant();
     const unknown = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { connection_id: 'conn_nope' } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toContain('conn_nope');
+    const noScenario = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { scenario_id: 'teleportation_consult' } });
+    expect(noScenario.status).toBe(404);
+    expect(noScenario.body.detail).toContain('GET /v1/sandbox/catalog');
     const bad = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { scenario_id: 'Not A Scenario!', colour: 1 } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['body.colour', 'body.scenario_id']);
