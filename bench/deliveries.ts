@@ -23,7 +23,7 @@ import { startWorker } from '../platform/worker';
 
 /**
  * `npm run bench:deliveries`: N deliveries through the API to a local receiver at several
- * concurrencies, beside the ceilings of the engine (a one-activity no-op workflow) and of a raw
+ * concurrencies (closed loop: that many deliveries in flight at once), beside the ceilings of the engine (a one-activity no-op workflow) and of a raw
  * signed POST loop; then a backlog of deliveries waiting in backoff. Everything runs on this
  * machine: a fresh Temporal dev server, a fresh Postgres database, loopback only.
  *
@@ -157,18 +157,18 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
   };
 }
 
+/** Closed loop: each of `concurrency` clients triggers a delivery and waits for its receipt before the next. */
 async function runDeliveries(baseUrl: string, key: string, receiver: Awaited<ReturnType<typeof startBenchReceiver>>, concurrency: number) {
   const latencies: number[] = [];
-  const arrivals: Promise<void>[] = [];
   const started = performance.now();
   await pool(deliveriesPerRun, concurrency, async () => {
     const sent = performance.now();
     const response = await fetch(`${baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
     if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
     const { id } = (await response.json()) as { id: string };
-    arrivals.push(receiver.arrival(id).then(() => void latencies.push(receiver.receivedAt.get(id)! - sent)));
+    await receiver.arrival(id);
+    latencies.push(receiver.receivedAt.get(id)! - sent);
   });
-  await Promise.all(arrivals);
   const elapsedSeconds = (performance.now() - started) / 1000;
   return { rate: deliveriesPerRun / elapsedSeconds, latency: summary(latencies) };
 }
@@ -191,6 +191,7 @@ async function startNoopWorker(address: string) {
   };
 }
 
+/** The same closed loop on the engine alone: start a no-op workflow and wait for it to finish. */
 async function runEngineCeiling(client: Client, concurrency: number): Promise<number> {
   const started = performance.now();
   await pool(deliveriesPerRun, concurrency, async () => {

@@ -58,6 +58,7 @@ const environmentSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number({ message: 'expected a number' }).int('expected a whole number').min(0, 'expected 0 or more').default(500),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([30_000, 120_000, 600_000, 1_800_000]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   RELAY_PORT: port.default(3004),

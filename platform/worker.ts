@@ -42,6 +42,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     activities: createActivities({ db: options.db, allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS, webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
+    // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
+    // delivery. Evicted runs replay their short history when their timer fires.
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
   });
   const done = worker.run().finally(() => connection.close());
   return {
