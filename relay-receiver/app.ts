@@ -19,7 +19,7 @@ export interface RelayRecord {
   delivery_id: string;
   event: string | null;
   received_at: string;
-  /** Seconds between the attempt's webhook-timestamp and arrival: a slow chaos attempt shows here. */
+  /** Whole seconds between the attempt's webhook-timestamp and arrival (±1 s: the timestamp has 1 s resolution); a slow chaos attempt shows here. */
   lag_seconds: number | null;
   verified: boolean;
   duplicate: boolean;
@@ -150,5 +150,5 @@ function eventName(body: Buffer): string | null {
 
 function lagSeconds(timestamp: string | undefined): number | null {
   const sent = Number(timestamp);
-  return Number.isFinite(sent) && sent > 0 ? Math.max(0, Math.round(Date.now() / 1000 - sent)) : null;
+  return Number.isFinite(sent) && sent > 0 ? Math.max(0, Math.floor(Date.now() / 1000) - sent) : null;
 }

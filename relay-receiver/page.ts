@@ -40,7 +40,7 @@ export const RELAY_PAGE = `<!doctype html>
         cell(record.event || ''),
         cell(record.verified ? 'verified' : 'refused', record.verified ? 'ok' : 'bad'),
         cell(record.duplicate ? 'yes' : ''),
-        cell(record.lag_seconds === null ? '' : record.lag_seconds + ' s'),
+        cell(record.lag_seconds === null || record.lag_seconds <= 1 ? '' : record.lag_seconds + ' s late'),
         cell(record.forwarded ? (record.forwarded.status ?? record.forwarded.error) + ' ← ' + record.forwarded.url : ''),
         cell(String(record.answered), record.answered === 200 ? 'ok' : 'bad'),
       );
