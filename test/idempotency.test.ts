@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idempotencyKeys } from '../drizzle/schema';
 import { startTestService, type TestService } from './support/service';
 
 let service: TestService;
@@ -57,6 +58,24 @@ describe('Idempotency-Key on POST', () => {
       expect(response.headers.get('retry-after')).toBe('1');
     }
     expect((await service.call('/v1/connections', { key: tenant.key })).body.data).toHaveLength(1);
+  });
+
+  it('frees a key whose first request was left in progress by a process that died', async () => {
+    const tenant = await service.newTenant();
+    const idempotencyKey = randomUUID();
+    const abandonedAt = new Date(Date.now() - 120_000);
+    await service.database.db.insert(idempotencyKeys).values({
+      organizationId: tenant.organizationId,
+      key: idempotencyKey,
+      requestHash: 'from a request that never finished',
+      state: 'in_progress',
+      createdAt: abandonedAt,
+      expiresAt: new Date(abandonedAt.getTime() + 24 * 3600_000),
+    });
+    const retry = await create(tenant.key, { name: 'after a crash' }, idempotencyKey);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect((await create(tenant.key, { name: 'after a crash' }, idempotencyKey)).headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('rejects a malformed key', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, or } from 'drizzle-orm';
 import type { RequestHandler, Response } from 'express';
 import { idempotencyKeys } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
@@ -7,6 +7,8 @@ import { ApiProblem } from '../problem';
 import type { AuthContext } from '../route';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A request still in progress after this long belongs to a process that died. */
+const ABANDONED_AFTER_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
@@ -29,7 +31,18 @@ export function idempotency(db: Database): RequestHandler {
       .digest('hex');
     const thisKey = and(eq(idempotencyKeys.organizationId, organizationId), eq(idempotencyKeys.key, key));
 
-    await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.organizationId, organizationId), lt(idempotencyKeys.expiresAt, new Date())));
+    // Expired keys go, and so do claims a crashed process left in progress, which would block retries.
+    await db
+      .delete(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.organizationId, organizationId),
+          or(
+            lt(idempotencyKeys.expiresAt, new Date()),
+            and(eq(idempotencyKeys.state, 'in_progress'), lt(idempotencyKeys.createdAt, new Date(Date.now() - ABANDONED_AFTER_MS))),
+          ),
+        ),
+      );
     const claimed = await db
       .insert(idempotencyKeys)
       .values({ organizationId, key, requestHash, state: 'in_progress', expiresAt: new Date(Date.now() + RETENTION_MS) })
