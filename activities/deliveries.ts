@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { connections, type DeliveryStatusValue, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../platform/chaos';
 import type { Database } from '../platform/database';
+import { type NewDelivery, recordNewDelivery } from '../platform/delivery-records';
 import { newId } from '../platform/ids';
 import { signEnvelope } from '../platform/webhook-signing';
 import { webhookUrlProblem } from '../platform/webhook-targets';
@@ -89,6 +90,10 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }:
         })
         .onConflictDoNothing();
       return { outcome: exchange.outcome, responseStatus: exchange.responseStatus, retryAfterMs: exchange.retryAfterMs };
+    },
+
+    async recordNewDelivery(delivery: NewDelivery): Promise<void> {
+      await recordNewDelivery(db, delivery);
     },
 
     async recordDeliveryState(input: { deliveryId: string; status: DeliveryStatusValue; nextAttemptAt: string | null }): Promise<void> {

@@ -8,6 +8,7 @@ import { findScenario } from '../catalog/scenarios';
 import { connections, DELIVERY_STATUSES, type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import { type NewDelivery, recordNewDelivery } from '../platform/delivery-records';
 import { newId } from '../platform/ids';
 import {
   cancelDeliveryUpdate,
@@ -134,7 +135,7 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
     return presentDelivery(delivery, (await attemptsOf([delivery.id])).get(delivery.id)!);
   }
 
-  function searchAttributes(delivery: Delivery): SearchAttributePair[] {
+  function searchAttributes(delivery: Pick<Delivery, 'organizationId' | 'event' | 'status' | 'connectionId' | 'scenarioId'>): SearchAttributePair[] {
     return [
       { key: OrgId, value: delivery.organizationId },
       { key: EventType, value: delivery.event },
@@ -194,35 +195,32 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
           occurred_at: new Date().toISOString(),
           resource: event.sampleResource(),
         };
-        const [delivery] = await db
-          .insert(deliveries)
-          .values({
-            id: newId('dlv'),
-            organizationId: auth.organizationId,
-            connectionId: input.connection_id ?? null,
-            scenarioId: input.scenario_id ?? null,
-            event: event.name,
-            environment,
-            status: 'pending',
-            envelopeBody: JSON.stringify(envelope),
-          })
-          .returning();
-        const workflowInput: DeliveryWorkflowInput = { deliveryId: delivery!.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE };
+        const newDelivery: NewDelivery = {
+          id: newId('dlv'),
+          organizationId: auth.organizationId,
+          connectionId: input.connection_id ?? null,
+          scenarioId: input.scenario_id ?? null,
+          event: event.name,
+          environment,
+          envelopeBody: JSON.stringify(envelope),
+          createdAt: new Date().toISOString(),
+        };
+        const workflowInput: DeliveryWorkflowInput = { deliveryId: newDelivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, newDelivery };
         try {
           await temporal.workflow.start(deliveryWorkflow, {
-            workflowId: deliveryWorkflowId(delivery!.id),
+            workflowId: deliveryWorkflowId(newDelivery.id),
             taskQueue: config.TEMPORAL_TASK_QUEUE,
             args: [workflowInput],
-            typedSearchAttributes: searchAttributes(delivery!),
+            typedSearchAttributes: searchAttributes({ ...newDelivery, status: 'pending' }),
           });
         } catch (error) {
-          // Not accepted: leave nothing behind that looks accepted.
-          await db.delete(deliveries).where(eq(deliveries.id, delivery!.id));
           throw new ApiProblem(503, 'workflow_engine_unavailable', `The delivery could not be started (${(error as Error).message}); nothing was sent. Retry shortly.`);
         }
-        const url = `/v1/webhooks/deliveries/${delivery!.id}`;
+        await recordNewDelivery(db, newDelivery);
+        const delivery = await findOwned(auth.organizationId, newDelivery.id);
+        const url = `/v1/webhooks/deliveries/${delivery.id}`;
         res.setHeader('Location', url);
-        return { ...(await present(delivery!)), url };
+        return { ...(await present(delivery)), url };
       },
     }),
     defineRoute({

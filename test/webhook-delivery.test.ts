@@ -1,6 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findEvent } from '../catalog/events';
+import { newId } from '../platform/ids';
+import { deliveryWorkflow } from '../workflows/delivery';
 import { waitForDelivery, isFinished, tenantReceivingAt, trigger } from './support/deliveries';
 import { freePort } from './support/ports';
 import { startReceiver } from './support/receiver';
@@ -266,6 +269,37 @@ describe('tenancy', () => {
       const ownerConnection = await service.call('/v1/connections', { key: owner.key, method: 'POST', body: { name: 'mine' } });
       const borrowed = await service.call('/v1/webhooks/trigger-mock-event', { key: stranger.key, method: 'POST', body: { connection_id: ownerConnection.body.id } });
       expect(borrowed.status).toBe(404);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('accepted work is never lost', () => {
+  it('a delivery whose workflow started, but whose API process died before recording it, is recorded by the workflow and arrives', async () => {
+    const receiver = await startReceiver();
+    try {
+      const tenant = await tenantReceivingAt(service, receiver.url);
+      const newDelivery = {
+        id: newId('dlv'),
+        organizationId: tenant.organizationId,
+        connectionId: null,
+        scenarioId: null,
+        event: 'adt.patient.admitted',
+        environment: 'sandbox',
+        envelopeBody: JSON.stringify({ id: newId('evt'), event: 'adt.patient.admitted', connection_id: null, environment: 'sandbox', occurred_at: new Date().toISOString(), resource: findEvent('adt.patient.admitted')!.sampleResource() }),
+        createdAt: new Date().toISOString(),
+      };
+      // What the API had done when it died: the workflow is started, the row is not written.
+      await service.temporal.workflow.start(deliveryWorkflow, {
+        workflowId: `delivery-${newDelivery.id}`,
+        taskQueue: service.taskQueue,
+        args: [{ deliveryId: newDelivery.id, retryScheduleMs: SCHEDULE_MS, newDelivery }],
+      });
+      const [request] = await receiver.waitForRequests(1);
+      expect(request!.body).toBe(newDelivery.envelopeBody);
+      const delivery = await waitForDelivery(service, tenant.key, newDelivery.id, isFinished);
+      expect(delivery).toMatchObject({ status: 'succeeded', created_at: newDelivery.createdAt });
     } finally {
       await receiver.close();
     }

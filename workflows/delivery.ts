@@ -12,6 +12,7 @@ import {
 import type { SandboxActivities } from '../activities';
 import type { AttemptTrigger } from '../activities/deliveries';
 import type { DeliveryStatusValue } from '../drizzle/schema';
+import type { NewDelivery } from '../platform/delivery-records';
 import { decideAfterAttempt, decideAfterReplay } from './delivery-policy';
 import { DeliveryStatus } from './search-attributes';
 
@@ -19,6 +20,8 @@ export interface DeliveryWorkflowInput {
   deliveryId: string;
   /** Delays before each retry, in ms (WEBHOOK_RETRY_SCHEDULE, fixed when the delivery is created). */
   retryScheduleMs: number[];
+  /** Set by the trigger: the delivery to record before the first attempt (if the API has not yet). */
+  newDelivery?: NewDelivery;
   /** Set when a replay starts a new run for a delivery whose earlier run has closed. */
   resumeFrom?: { status: DeliveryStatusValue; attemptsMade: number };
 }
@@ -46,7 +49,7 @@ const { attemptDelivery } = proxyActivities<SandboxActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 // A short database write: run in the worker without a round trip through the server.
-const { recordDeliveryState } = proxyLocalActivities<SandboxActivities>({
+const { recordDeliveryState, recordNewDelivery } = proxyLocalActivities<SandboxActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -118,6 +121,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     });
   }
 
+  if (input.newDelivery) await recordNewDelivery(input.newDelivery);
   if (!input.resumeFrom) {
     let decision = await attempt('initial', 0);
     for (let retriesUsed = 1; decision.status === 'retrying'; retriesUsed += 1) {
