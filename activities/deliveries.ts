@@ -33,22 +33,34 @@ const RESPONSE_BODY_LIMIT = 2048;
 
 /** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
 export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }: DeliveryActivityDependencies) {
-  /** Connection URL and secret when set, else the organization's; each resolved on its own. */
-  async function resolveWebhookTarget(organizationId: string, connectionId: string | null): Promise<WebhookTarget> {
-    const [organization] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
-    const [connection] = connectionId
-      ? await db.select().from(connections).where(and(eq(connections.id, connectionId), eq(connections.organizationId, organizationId)))
-      : [];
-    return {
-      url: connection?.webhookUrl ?? organization!.webhookUrl,
-      secret: connection?.webhookSecret ?? organization!.webhookSecret,
-      source: connection?.webhookUrl ? 'connection' : 'organization',
+  /**
+   * What an attempt needs, read afresh at each attempt in one query: the envelope, the target (the
+   * connection's URL and secret when set, else the organization's, each resolved on its own) and
+   * the chaos profile.
+   */
+  async function loadAttemptContext(deliveryId: string) {
+    const [row] = await db
+      .select({
+        envelopeBody: deliveries.envelopeBody,
+        organizationUrl: organizations.webhookUrl,
+        organizationSecret: organizations.webhookSecret,
+        connectionUrl: connections.webhookUrl,
+        connectionSecret: connections.webhookSecret,
+        chaosProfile: reliabilityProfiles.profile,
+      })
+      .from(deliveries)
+      .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
+      .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
+      .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+      .where(eq(deliveries.id, deliveryId));
+    if (!row) throw new Error(`Delivery ${deliveryId} does not exist`);
+    const target: WebhookTarget = {
+      url: row.connectionUrl ?? row.organizationUrl,
+      secret: row.connectionSecret ?? row.organizationSecret,
+      source: row.connectionUrl ? 'connection' : 'organization',
     };
-  }
-
-  async function loadChaosProfile(organizationId: string) {
-    const [row] = await db.select().from(reliabilityProfiles).where(eq(reliabilityProfiles.organizationId, organizationId));
-    return row ? chaosProfileSchema.parse(row.profile) : DEFAULT_CHAOS_PROFILE;
+    const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
+    return { envelopeBody: row.envelopeBody, target, chaosProfile };
   }
 
   return {
@@ -63,18 +75,16 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }:
         .where(and(eq(deliveryAttempts.deliveryId, input.deliveryId), eq(deliveryAttempts.number, input.attemptNumber)));
       if (recorded) return { outcome: recorded.outcome, responseStatus: recorded.responseStatus, retryAfterMs: recorded.retryAfterMs };
 
-      const [delivery] = await db.select().from(deliveries).where(eq(deliveries.id, input.deliveryId));
-      if (!delivery) throw new Error(`Delivery ${input.deliveryId} does not exist`);
+      const { envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId);
       const startedAt = new Date();
-      const target = await resolveWebhookTarget(delivery.organizationId, delivery.connectionId);
-      const chaos = pickChaos(await loadChaosProfile(delivery.organizationId), input.attemptNumber);
-      const exchange = await exchangeWithReceiver(target, delivery.id, delivery.envelopeBody, chaos, { allowPrivateTargets, timeoutMs });
+      const chaos = pickChaos(chaosProfile, input.attemptNumber);
+      const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs });
 
       await db
         .insert(deliveryAttempts)
         .values({
           id: newId('att'),
-          deliveryId: delivery.id,
+          deliveryId: input.deliveryId,
           number: input.attemptNumber,
           trigger: input.trigger,
           startedAt,

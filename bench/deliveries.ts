@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import postgres from 'postgres';
 import { createApp } from '../api/app';
 import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
@@ -20,6 +19,8 @@ import { connectTemporal, ensureSearchAttributes, startDevServer } from '../plat
 import { VERSION } from '../platform/version';
 import { signEnvelope } from '../platform/webhook-signing';
 import { startWorker } from '../platform/worker';
+import { freePort } from '../test/support/ports';
+import { createScratchDatabase } from '../test/support/scratch-database';
 
 /**
  * `npm run bench:deliveries`: N deliveries through the API to a local receiver at several
@@ -37,8 +38,6 @@ const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@12
 
 const logger = createLogger('warn', { pretty: false });
 const scratch = mkdtempSync(join(tmpdir(), 'sandbox-bench-'));
-const databaseName = `sandbox_bench_${Date.now()}`;
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -85,12 +84,10 @@ async function startBenchReceiver(status: number) {
 async function main() {
   const cliPath = await ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH);
   const temporalServer = await startDevServer(
-    { cliPath, port: 17233 + Math.floor(Math.random() * 1000), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
+    { cliPath, port: await freePort(), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
     logger,
   );
-  await admin.unsafe(`create database ${databaseName}`);
-  const databaseUrl = new URL(adminUrl);
-  databaseUrl.pathname = `/${databaseName}`;
+  const database = await createScratchDatabase(adminUrl, 'sandbox_bench');
   const cleanups: (() => Promise<void>)[] = [];
   try {
     const temporal = await connectTemporal(temporalServer.address, 'default');
@@ -100,7 +97,7 @@ async function main() {
     console.log(`Delivery benchmark: ${deliveriesPerRun} deliveries per run, concurrency ${concurrencies.join(', ')}; backlog ${backlogSize}. 2 cores.`);
     const receiver = await startBenchReceiver(200);
     cleanups.push(receiver.close);
-    const service = await startService(databaseUrl.toString(), temporalServer.address, 'bench-deliveries', '30s,2m,10m,30m');
+    const service = await startService(database.url, temporalServer.address, 'bench-deliveries', '30s,2m,10m,30m');
     cleanups.push(service.stop);
     const tenant = await service.tenant(receiver.url);
 
@@ -117,12 +114,11 @@ async function main() {
       );
     }
 
-    await runBacklog(databaseUrl.toString(), temporalServer.address);
+    await runBacklog(database.url, temporalServer.address);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
     await temporalServer.stop();
-    await admin.unsafe(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -28,6 +28,8 @@ export interface RelayRecord {
   envelope: unknown;
 }
 
+const DEDUPE_WINDOW = 100_000;
+
 const FORWARDED_HEADERS = ['content-type', 'user-agent', 'x-service-delivery-id', 'x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
 
 /**
@@ -39,6 +41,7 @@ export function createRelayReceiver(options: RelayReceiverOptions): Express {
   const capacity = options.capacity ?? 200;
   const records: RelayRecord[] = [];
   // Ids already handled successfully; a delivery whose forward failed is accepted again on retry.
+  // Bounded (oldest forgotten first) so a relay left running for days does not grow without end.
   const handled = new Set<string>();
   const updates = new EventEmitter();
   updates.setMaxListeners(100);
@@ -77,7 +80,10 @@ export function createRelayReceiver(options: RelayReceiverOptions): Express {
     }
     const forwarded = options.forwardUrl ? await forward(options.forwardUrl, req, body) : null;
     const answered = forwarded === null ? 200 : forwarded.status === null ? 502 : forwarded.status >= 200 && forwarded.status < 300 ? 200 : forwarded.status;
-    if (answered === 200) handled.add(deliveryId);
+    if (answered === 200) {
+      handled.add(deliveryId);
+      if (handled.size > DEDUPE_WINDOW) handled.delete(handled.values().next().value!);
+    }
     keep({ ...base, verified: true, duplicate: false, answered, forwarded });
     res.status(answered).json({ status: answered === 200 ? 'received' : 'forward_failed', delivery_id: deliveryId });
   });

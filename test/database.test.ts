@@ -8,6 +8,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import * as schema from '../drizzle/schema';
 import { DatabaseInUseError, openDatabase } from '../platform/database';
 import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../platform/organizations';
+import { createScratchDatabase } from './support/scratch-database';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sandbox-db-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -21,16 +22,11 @@ const journal = JSON.parse(readFileSync(new URL('../drizzle/meta/_journal.json',
 
 /** Runs `body` against a new, empty database on the test server, dropped afterwards. */
 async function withEmptyDatabase(body: (url: string) => Promise<void>): Promise<void> {
-  const admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
-  const name = `sandbox_empty_${process.pid}_${Date.now()}`;
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(inject('adminDatabaseUrl'));
-  url.pathname = `/${name}`;
+  const database = await createScratchDatabase(inject('adminDatabaseUrl'), 'sandbox_empty');
   try {
-    await body(url.toString());
+    await body(database.url);
   } finally {
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await database.drop();
   }
 }
 

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../platform/secrets';
 import { runEntryPoint, runToEnd } from './support/processes';
 import { call } from './support/service';
+import { waitUntil } from './support/wait';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sandbox-start-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -66,11 +66,10 @@ describe('npm start (embedded database)', () => {
     // The demo organization's webhooks go to the relay receiver, which verifies them.
     const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
     expect(triggered.status).toBe(202);
-    let relayed: { delivery_id: string; verified: boolean } | undefined;
-    while (!relayed) {
-      relayed = (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id);
-      if (!relayed) await sleep(50);
-    }
+    const relayed = await waitUntil(
+      async () => (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id),
+      { what: 'the mock event reaching the relay receiver' },
+    );
     expect(relayed.verified).toBe(true);
 
     expect(await first.running.stop('SIGTERM')).toBe(0);

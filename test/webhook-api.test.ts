@@ -4,6 +4,7 @@ import { eventCatalog } from '../catalog/events';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from './support/deliveries';
 import { startReceiver, type TestReceiver } from './support/receiver';
 import { startTestService, type TestService } from './support/service';
+import { waitUntil } from './support/wait';
 
 let service: TestService;
 let receiver: TestReceiver;
@@ -130,12 +131,15 @@ describe('Temporal visibility', () => {
     const accepted = await trigger(service, tenant.key, { event: 'remittance.payment.issued' });
     await waitForDelivery(service, tenant.key, accepted.id, isFinished);
     const query = `OrgId = '${tenant.organizationId}' AND EventType = 'remittance.payment.issued' AND DeliveryStatus = 'succeeded'`;
-    const found: string[] = [];
-    const deadline = Date.now() + 15_000;
-    while (found.length === 0 && Date.now() < deadline) {
-      for await (const run of service.temporal.workflow.list({ query })) found.push(run.workflowId);
-      if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // Visibility is eventually consistent: wait for the run to be listed.
+    const found = await waitUntil(
+      async () => {
+        const ids: string[] = [];
+        for await (const run of service.temporal.workflow.list({ query })) ids.push(run.workflowId);
+        return ids.length > 0 ? ids : undefined;
+      },
+      { what: 'the delivery run appearing in Temporal visibility', timeoutMs: 15_000, intervalMs: 200 },
+    );
     expect(found).toEqual([`delivery-${accepted.id}`]);
   });
 });

@@ -8,6 +8,7 @@ import { waitForDelivery, isFinished, tenantReceivingAt, trigger } from './suppo
 import { freePort } from './support/ports';
 import { startReceiver } from './support/receiver';
 import { startTestService, type TestService } from './support/service';
+import { waitUntil } from './support/wait';
 
 // A short schedule through configuration: 4 retries, so 5 attempts in all.
 const SCHEDULE_MS = [300, 600, 900, 1200];
@@ -326,7 +327,7 @@ describe('the worker restarting', () => {
       const backoffs = await Promise.all(accepted.map(({ id }) => restartable.call(`/v1/webhooks/deliveries/${id}`, { key: tenant.key })));
       const latestRetry = Math.max(...backoffs.map((response) => Date.parse(response.body.next_attempt_at)));
       // Let every retry come due while no worker runs, then bring one back.
-      await waitUntil(() => Date.now() > latestRetry + 500);
+      await waitUntil(() => (Date.now() > latestRetry + 500 ? true : undefined), { what: 'every retry coming due' });
       expect(receiver.requests).toHaveLength(5);
       await restartable.startWorker();
 
@@ -342,7 +343,3 @@ describe('the worker restarting', () => {
     }
   });
 });
-
-async function waitUntil(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
-}

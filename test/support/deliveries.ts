@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestService } from './service';
+import { waitUntil } from './wait';
 
 /** Polls a delivery until `done` holds for it, returning it; fails with the last state seen. */
 export async function waitForDelivery(
@@ -9,14 +9,14 @@ export async function waitForDelivery(
   done: (delivery: any) => boolean,
   timeoutMs = 20_000,
 ): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
   let last: any;
-  while (Date.now() < deadline) {
-    last = (await service.call(`/v1/webhooks/deliveries/${id}`, { key })).body;
-    if (done(last)) return last;
-    await sleep(50);
-  }
-  throw new Error(`delivery ${id} did not reach the expected state within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
+  return waitUntil(
+    async () => {
+      last = (await service.call(`/v1/webhooks/deliveries/${id}`, { key })).body;
+      return done(last) ? last : undefined;
+    },
+    { what: `delivery ${id} reaching the expected state`, timeoutMs, lastSeen: () => last },
+  );
 }
 
 export const isFinished = (delivery: { status: string }) => ['succeeded', 'failed', 'cancelled'].includes(delivery.status);

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
@@ -10,6 +9,7 @@ import { ensureTemporalCli } from '../../platform/temporal-cli';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../platform/temporal';
 import { WORKFLOWS_PATH } from '../../platform/worker';
 import { freePort } from './ports';
+import { createScratchDatabase } from './scratch-database';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,12 +40,8 @@ export default async function setup(project: TestProject) {
   await ensureSearchAttributes(temporal.connection, 'default', logger);
   await temporal.connection.close();
 
-  const databaseName = `sandbox_test_${process.pid}_${Date.now()}`;
-  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${databaseName}`);
-  const databaseUrl = new URL(ADMIN_DATABASE_URL);
-  databaseUrl.pathname = `/${databaseName}`;
-  const migrated = await openDatabase({ databaseUrl: databaseUrl.toString(), dataDir: scratch });
+  const database = await createScratchDatabase(ADMIN_DATABASE_URL, 'sandbox_test');
+  const migrated = await openDatabase({ databaseUrl: database.url, dataDir: scratch });
   await migrated.close();
 
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
@@ -53,14 +49,13 @@ export default async function setup(project: TestProject) {
   writeFileSync(workflowBundlePath, bundle.code);
 
   project.provide('temporalAddress', server.address);
-  project.provide('databaseUrl', databaseUrl.toString());
+  project.provide('databaseUrl', database.url);
   project.provide('adminDatabaseUrl', ADMIN_DATABASE_URL);
   project.provide('workflowBundlePath', workflowBundlePath);
 
   return async () => {
     await server.stop();
-    await admin.unsafe(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(scratch, { recursive: true, force: true });
   };
 }
