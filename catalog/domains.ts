@@ -115,7 +115,3 @@ export const domains: readonly DomainDefinition[] = [
     resourceTypes: ['AuditEvent'],
   },
 ];
-
-export function findDomain(id: string): DomainDefinition | undefined {
-  return domains.find((domain) => domain.id === id);
-}

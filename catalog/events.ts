@@ -1,4 +1,5 @@
 import type { AuditEvent, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
+import { addHours } from '../fixtures/calendar';
 import { loadFhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
 
@@ -22,15 +23,17 @@ type ResourceOf<T extends FhirResource['resourceType']> = Extract<FhirResource, 
 
 /**
  * A sample drawn from the committed world: a copy of the first resource of `type` that `matches`,
- * changed by `adjust` to the state the event describes (an admission is still in progress).
+ * changed by `adjust` to the state the event describes (an admission is still in progress). The
+ * search runs once; every call copies what it found, since mock triggers ask on every request.
  */
 function fromWorld<T extends FhirResource['resourceType']>(type: T, matches: (resource: ResourceOf<T>) => boolean, adjust?: (resource: ResourceOf<T>) => void): () => FhirResource {
+  let found: ResourceOf<T> | undefined;
   return () => {
-    const found = loadFhirStore()
+    found ??= loadFhirStore()
       .list(type)
-      .find((resource) => matches(resource as ResourceOf<T>));
+      .find((resource) => matches(resource as ResourceOf<T>)) as ResourceOf<T> | undefined;
     if (!found) throw new Error(`The fixtures hold no ${type} for this event's sample; regenerate them with npm run fixtures`);
-    const sample = structuredClone(found) as ResourceOf<T>;
+    const sample = structuredClone(found);
     adjust?.(sample);
     return sample;
   };
@@ -58,7 +61,7 @@ function stillAdmitted(encounter: Encounter): void {
 function transferredFromEmergency(encounter: Encounter): void {
   stillAdmitted(encounter);
   const start = encounter.period!.start!;
-  const moved = new Date(Date.parse(start) + 3 * 3_600_000).toISOString().replace('.000Z', 'Z');
+  const moved = addHours(start, 3);
   const emergency = loadFhirStore().read('Location', 'syn-loc-lakeside-ed') as { id: string; name: string };
   encounter.location = [
     { location: { reference: `Location/${emergency.id}`, display: emergency.name }, status: 'completed', period: { start, end: moved } },

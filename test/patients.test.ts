@@ -60,7 +60,8 @@ describe('GET /v1/patients', () => {
     const seniors = (await pageThrough('/v1/patients?birthdate=lt1961-01-01&gender=female')).items as unknown as { birthDate: string; gender: string }[];
     expect(seniors.length).toBeGreaterThan(0);
     expect(seniors.every((patient) => patient.birthDate < '1961-01-01' && patient.gender === 'female')).toBe(true);
-    const bornIn1958 = (await pageThrough('/v1/patients?birthdate=1958')).items as unknown as { birthDate: string }[];
+    const bornIn1958 = (await pageThrough('/v1/patients?birthdate=1958')).items as unknown as { id: string; birthDate: string }[];
+    expect(bornIn1958.map((patient) => patient.id)).toContain('syn-pat-0001');
     expect(bornIn1958.every((patient) => patient.birthDate.startsWith('1958'))).toBe(true);
 
     const mrn = first.identifier[0];
