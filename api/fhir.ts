@@ -12,7 +12,6 @@ import { openCors } from './middleware/cors';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
-const RESOURCE_TYPE = /^[A-Z][A-Za-z]+$/;
 const RESOURCE_ID = /^[A-Za-z0-9\-.]{1,64}$/;
 /** Parameters about the response, not the matches: never filters, never "ignored". */
 const RESULT_PARAMETERS = new Set(['_count', '_offset', '_format', '_pretty', '_summary']);
@@ -126,7 +125,7 @@ function outOfScope(grant: AccessGrant, detail: string): FhirError {
 }
 
 function assertServed(fhirStore: FhirStore, type: string): void {
-  if (!RESOURCE_TYPE.test(type) || !fhirStore.supportedTypes.includes(type)) {
+  if (!fhirStore.supportedTypes.includes(type)) {
     throw new FhirError(404, 'not-supported', `Resource type ${type} is not served here. Served: ${fhirStore.supportedTypes.join(', ')}.`);
   }
 }

@@ -4,7 +4,7 @@ import { criterion, searchParametersOf } from '../fhir-rest/search-parameters';
 import type { FhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import { lookUpApiKey } from '../platform/organizations';
-import type { AuthorizationFlow, AuthorizeOutcome } from '../smart/authorizations';
+import { type AuthorizationFlow, type AuthorizeOutcome, EXPIRED_REQUEST } from '../smart/authorizations';
 import { authenticateClient, findClient } from '../smart/clients';
 import { SMART_PATHS } from '../smart/endpoints';
 import { OAuthError } from '../smart/oauth-error';
@@ -36,7 +36,7 @@ export function oauthRouter({ db, fhirStore, flow, tokens }: { db: Database; fhi
     const requestId = typeof req.query.request === 'string' ? req.query.request : '';
     const pending = requestId ? await flow.pendingRequest(requestId) : null;
     if (!pending) {
-      answerAuthorization(res, { kind: 'error_page', title: 'Authorization request expired', detail: 'This authorization request is unknown or has expired. Start the launch again from the app.' }, 302);
+      answerAuthorization(res, EXPIRED_REQUEST, 302);
       return;
     }
     const query = typeof req.query.q === 'string' ? req.query.q.trim() : '';
@@ -112,18 +112,13 @@ async function introspectionCaller(db: Database, req: Request): Promise<(clientI
 }
 
 function answerAuthorization(res: Response, outcome: AuthorizeOutcome, redirectStatus: 302 | 303): void {
-  if (outcome.kind === 'redirect') {
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(redirectStatus, outcome.location);
+  if (outcome.kind === 'error_page') {
+    htmlHeaders(res);
+    res.status(400).type('html').send(authorizationErrorPage(outcome.title, outcome.detail));
     return;
   }
-  if (outcome.kind === 'patient_picker') {
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(redirectStatus, `${SMART_PATHS.patientPicker}?request=${encodeURIComponent(outcome.requestId)}`);
-    return;
-  }
-  htmlHeaders(res);
-  res.status(400).type('html').send(authorizationErrorPage(outcome.title, outcome.detail));
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(redirectStatus, outcome.kind === 'redirect' ? outcome.location : `${SMART_PATHS.patientPicker}?request=${encodeURIComponent(outcome.requestId)}`);
 }
 
 /** Pages that take part in authorization are never cached or framed (clickjacking). */

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import type { SmartClient } from '../drizzle/schema';
 import type { Database } from '../platform/database';
-import { registerClient, TOKEN_ENDPOINT_AUTH_METHODS } from '../smart/clients';
+import { GRANT_TYPES, registerClient, TOKEN_ENDPOINT_AUTH_METHODS } from '../smart/clients';
 import { CONTEXT_SCOPES, parseResourceScope, splitScope } from '../smart/scopes';
 import { defineRoute } from './route';
-
-const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
 const appUrl = (field: string) =>
   z

@@ -1,13 +1,13 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { SMART_PATHS, type SmartUrls } from '../smart/endpoints';
-import { TOKEN_ENDPOINT_AUTH_METHODS } from '../smart/clients';
+import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../smart/clients';
 import { CONTEXT_SCOPES } from '../smart/scopes';
 import { SIGNING_ALGORITHM } from '../smart/signing-key';
 import type { TokenService } from '../smart/tokens';
 import { openCors } from './middleware/cors';
 
 /** Only what is true of this server (SMART App Launch 2.x, "Capabilities"). */
-export const SMART_CAPABILITIES = [
+const SMART_CAPABILITIES = [
   'launch-ehr',
   'launch-standalone',
   'authorize-post',
@@ -38,7 +38,7 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
     authorization_endpoint: urls.authorize,
     token_endpoint: urls.token,
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES],
     introspection_endpoint: urls.introspect,
     revocation_endpoint: urls.revoke,
     scopes_supported: scopesSupported,
@@ -57,7 +57,7 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
     scopes_supported: ['openid', 'fhirUser'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'nonce', 'fhirUser'],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
-    grant_types_supported: smartConfiguration.grant_types_supported,
+    grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ['S256'],
   };
   const cacheable: RequestHandler = (_req, res, next) => {
@@ -65,7 +65,8 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
     next();
   };
 
-  router.get([SMART_PATHS.smartConfiguration, `${SMART_PATHS.fhirBase}${SMART_PATHS.smartConfiguration}`], openCors, cacheable, (_req, res) => {
+  const smartConfigurationPaths = [SMART_PATHS.smartConfiguration, `${SMART_PATHS.fhirBase}${SMART_PATHS.smartConfiguration}`];
+  router.get(smartConfigurationPaths, openCors, cacheable, (_req, res) => {
     res.json(smartConfiguration);
   });
   router.get(SMART_PATHS.openidConfiguration, openCors, cacheable, (_req, res) => {
@@ -74,6 +75,6 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
   router.get(SMART_PATHS.jwks, openCors, cacheable, async (_req, res) => {
     res.type('application/jwk-set+json').send(JSON.stringify(await tokens.jwks()));
   });
-  router.options([SMART_PATHS.smartConfiguration, `${SMART_PATHS.fhirBase}${SMART_PATHS.smartConfiguration}`, SMART_PATHS.openidConfiguration, SMART_PATHS.jwks], openCors);
+  router.options([...smartConfigurationPaths, SMART_PATHS.openidConfiguration, SMART_PATHS.jwks], openCors);
   return router;
 }

@@ -5,7 +5,7 @@ import type { Database } from '../platform/database';
 import { findClient } from '../smart/clients';
 import type { SmartUrls } from '../smart/endpoints';
 import { createLaunch } from '../smart/launches';
-import { ApiProblem, notFound } from './problem';
+import { type ApiProblem, notFound, validationProblem } from './problem';
 import { defineRoute } from './route';
 
 const launchRequestSchema = z
@@ -44,10 +44,10 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
         const client = await findClient(db, body.client_id);
         if (!client || client.organizationId !== auth.organizationId) throw notFound('SMART client', body.client_id);
         if (!fhirStore.read('Patient', body.patient)) {
-          throw invalidContext('body.patient', `no synthetic patient ${body.patient} exists; list them with GET /v1/patients`);
+          throw invalidContext('patient', `no synthetic patient ${body.patient} exists; list them with GET /v1/patients`);
         }
         if (body.encounter !== undefined && !fhirStore.listForPatient('Encounter', body.patient).some((encounter) => encounter.id === body.encounter)) {
-          throw invalidContext('body.encounter', `patient ${body.patient} has no encounter ${body.encounter}`);
+          throw invalidContext('encounter', `patient ${body.patient} has no encounter ${body.encounter}`);
         }
         const { handle, expiresAt } = await createLaunch(db, {
           clientId: client.id,
@@ -68,6 +68,7 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
   ];
 }
 
-function invalidContext(path: string, message: string): ApiProblem {
-  return new ApiProblem(422, 'validation_failed', `The request body is invalid: ${path}: ${message}`, { errors: [{ path, message }] });
+/** A well-formed body naming a patient or encounter the synthetic world lacks: the same 422 as a schema failure. */
+function invalidContext(field: 'patient' | 'encounter', message: string): ApiProblem {
+  return validationProblem('body', new z.ZodError([{ code: 'custom', path: [field], message }]));
 }

@@ -2,8 +2,6 @@ import type { CapabilityStatement, CapabilityStatementRestResource } from 'fhir/
 import type { SmartUrls } from '../smart/endpoints';
 import { searchParametersOf } from './search-parameters';
 
-const SEARCH_PARAMETER_TYPES = { token: 'token', date: 'date', string: 'string' } as const;
-
 /**
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
  * served, secured by SMART on FHIR (the `oauth-uris` extension and the SMART-on-FHIR service).
@@ -18,7 +16,7 @@ export function capabilityStatement(options: { urls: SmartUrls; resourceTypes: r
     searchParam: [
       { name: '_id', type: 'token', documentation: 'Logical id' },
       ...(type === 'Patient' ? [] : [{ name: 'patient', type: 'reference' as const, documentation: 'The patient the resource is about (defaults to the token\'s patient)' }]),
-      ...Object.entries(searchParametersOf(type)).map(([name, definition]) => ({ name, type: SEARCH_PARAMETER_TYPES[definition.type], documentation: definition.description })),
+      ...Object.entries(searchParametersOf(type)).map(([name, definition]) => ({ name, type: definition.type, documentation: definition.description })),
       { name: '_count', type: 'number', documentation: 'Page size, 0 to 200 (default 50)' },
     ],
   }));

@@ -47,7 +47,7 @@ const status = token('Status', (r) => codes(r.status));
 const clinicalStatus = token('Clinical status', (r) => concepts(r.clinicalStatus));
 
 /** Type-specific parameters; every type also has `_id` and `patient` (see the FHIR router). */
-export const SEARCH_PARAMETERS: Record<string, Record<string, SearchParameterDefinition>> = {
+const SEARCH_PARAMETERS: Record<string, Record<string, SearchParameterDefinition>> = {
   Observation: {
     category: token('Classification of the observation', (r) => concepts(r.category)),
     code: token('The code of the observation', (r) => concepts(r.code)),
@@ -192,7 +192,7 @@ function dateCriterion(definition: DateParameter, value: string): Criterion | nu
 const DATE_PATTERN = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 
 /** A FHIR date, dateTime or instant as the half-open interval its precision covers (UTC when no zone is given). */
-export function dateRange(value: string): Range | null {
+function dateRange(value: string): Range | null {
   const match = DATE_PATTERN.exec(value);
   if (!match) return null;
   const [, year, month, day, hour, minute, second, fraction, zone] = match;

@@ -29,6 +29,9 @@ export interface AuthorizationDeps {
   canFilter(resourceType: string, filter: [string, string][]): boolean;
 }
 
+/** A picker request that is unknown, expired or already answered: nothing can be redirected. */
+export const EXPIRED_REQUEST = errorPage('Authorization request expired', 'This authorization request is unknown or has expired. Start the launch again from the app.');
+
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -102,7 +105,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       return issueCode(client, { ...request, launchKind, scope: finalScope(granted, fhirUser), ...context, fhirUser });
     }
     if (needsPatientChoice(scopes)) {
-      const requestId = randomBytes(24).toString('base64url');
+      const requestId = newRequestId();
       await removeStale(client.id);
       await db.insert(smartAuthorizations).values({
         id: requestId,
@@ -117,23 +120,25 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
   }
 
   /** A standalone request waiting at the patient picker, while it is still valid. */
-  async function pendingRequest(requestId: string): Promise<{ authorization: SmartAuthorization; client: SmartClient } | null> {
+  async function pendingAuthorization(requestId: string): Promise<SmartAuthorization | null> {
     const [authorization] = await db
       .select()
       .from(smartAuthorizations)
       .where(and(eq(smartAuthorizations.id, requestId), isNull(smartAuthorizations.codeHash), isNull(smartAuthorizations.revokedAt)));
-    if (!authorization || authorization.expiresAt <= new Date()) return null;
-    const client = await findClient(db, authorization.clientId);
-    return client ? { authorization, client } : null;
+    return authorization && authorization.expiresAt > new Date() ? authorization : null;
+  }
+
+  /** The pending request with its client, for the picker page. */
+  async function pendingRequest(requestId: string): Promise<{ authorization: SmartAuthorization; client: SmartClient } | null> {
+    const authorization = await pendingAuthorization(requestId);
+    const client = authorization && (await findClient(db, authorization.clientId));
+    return authorization && client ? { authorization, client } : null;
   }
 
   /** The person at the picker chose a patient (or declined): the code, or access_denied, goes to the client. */
   async function completePatientChoice(requestId: string, choice: { patientId: string } | 'deny'): Promise<AuthorizeOutcome> {
-    const pending = await pendingRequest(requestId);
-    if (!pending) {
-      return errorPage('Authorization request expired', 'This authorization request is unknown or has expired. Start the launch again from the app.');
-    }
-    const { authorization } = pending;
+    const authorization = await pendingAuthorization(requestId);
+    if (!authorization) return EXPIRED_REQUEST;
     if (choice === 'deny') {
       await db.update(smartAuthorizations).set({ revokedAt: new Date() }).where(eq(smartAuthorizations.id, requestId));
       return { kind: 'redirect', location: withParams(authorization.redirectUri, { error: 'access_denied', error_description: 'No patient was chosen.', state: authorization.state }) };
@@ -159,7 +164,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     await removeStale(client.id);
     await db.insert(smartAuthorizations).values({
       ...values,
-      id: randomBytes(24).toString('base64url'),
+      id: newRequestId(),
       codeHash: digest(code),
       expiresAt: secondsFromNow(config.SMART_AUTHORIZATION_CODE_SECONDS),
     });
@@ -230,8 +235,13 @@ function errorPage(title: string, detail: string): AuthorizeOutcome {
   return { kind: 'error_page', title, detail };
 }
 
-export function pkceChallenge(verifier: string): string {
+function pkceChallenge(verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+}
+
+/** Ids of authorization requests double as the picker's handle on one, so they are unguessable. */
+function newRequestId(): string {
+  return randomBytes(24).toString('base64url');
 }
 
 function secondsFromNow(seconds: number): Date {

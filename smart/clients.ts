@@ -8,9 +8,11 @@ import { digest, newOpaqueToken } from './opaque-token';
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['none', 'client_secret_basic'] as const;
 export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+/** What every client may use at the token endpoint. */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
 /** Client secrets carry a recognisable prefix so secret scanners can spot a leaked one. */
-export const CLIENT_SECRET_PREFIX = 'sbx_cs_';
+const CLIENT_SECRET_PREFIX = 'sbx_cs_';
 
 export interface ClientRegistration {
   name: string;

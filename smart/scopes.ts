@@ -21,7 +21,6 @@ export interface ResourceScope {
 
 /** The scopes that are not about resources, each granted only when it means something. */
 export const CONTEXT_SCOPES = ['launch', 'launch/patient', 'launch/encounter', 'openid', 'fhirUser', 'offline_access', 'online_access'] as const;
-export type ContextScope = (typeof CONTEXT_SCOPES)[number];
 
 const V1_SCOPE = /^(patient|user|system)\/(\*|[A-Z][A-Za-z]+)\.(read|write|\*)$/;
 const V2_SCOPE = /^(patient|user|system)\/(\*|[A-Z][A-Za-z]+)\.(c?r?u?d?s?)(?:\?(.+))?$/;
@@ -40,7 +39,7 @@ export function parseResourceScope(text: string): ResourceScope | null {
   return null;
 }
 
-export function formatResourceScope(scope: ResourceScope): string {
+function formatResourceScope(scope: ResourceScope): string {
   const prefix = `${scope.context}/${scope.resourceType}`;
   if (scope.syntax === 'v1') return `${prefix}.read`;
   const permissions = `${scope.read ? 'r' : ''}${scope.search ? 's' : ''}`;

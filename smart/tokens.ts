@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, gt, isNull, lt, or } from 'drizzle-orm';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { and, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm';
+import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -52,42 +52,45 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
 
   /** Signs an access token for the authorization; `now` is a parameter so expiry can be exercised. */
   async function signAccessToken(authorization: SmartAuthorization, scope: string, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
-    const { privateKey, kid } = await key();
     const jti = randomUUID();
-    const issuedAt = Math.floor(now.getTime() / 1000);
-    const expiresAt = new Date((issuedAt + lifetimes.SMART_ACCESS_TOKEN_SECONDS) * 1000);
-    const token = await new SignJWT({
+    const { token, expiresAt } = await sign(authorization, 'at+jwt', urls.fhirBase, now, {
+      jti,
       scope,
       client_id: authorization.clientId,
       ...(authorization.patientId ? { patient: authorization.patientId } : {}),
       ...(authorization.encounterId ? { encounter: authorization.encounterId } : {}),
-      ...(authorization.fhirUser ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
-    })
-      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'at+jwt' })
-      .setIssuer(urls.issuer)
-      .setAudience(urls.fhirBase)
-      .setSubject(authorization.fhirUser ?? authorization.clientId)
-      .setJti(jti)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-      .sign(privateKey);
+      ...fhirUserClaim(authorization),
+    });
     await db.insert(smartTokens).values({ id: jti, authorizationId: authorization.id, kind: 'access', scope, createdAt: now, expiresAt });
     return { token, expiresAt };
   }
 
   async function signIdToken(authorization: SmartAuthorization): Promise<string> {
-    const { privateKey, kid } = await key();
-    return new SignJWT({
-      ...(authorization.fhirUser && splitScope(authorization.scope).includes('fhirUser') ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
+    const { token } = await sign(authorization, 'JWT', authorization.clientId, new Date(), {
+      ...fhirUserClaim(authorization),
       ...(authorization.nonce ? { nonce: authorization.nonce } : {}),
-    })
-      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' })
+    });
+    return token;
+  }
+
+  /** Access and id tokens alike: issued by this server about the authorization's user, for the access token lifetime. */
+  async function sign(authorization: SmartAuthorization, typ: 'at+jwt' | 'JWT', audience: string, now: Date, claims: JWTPayload): Promise<{ token: string; expiresAt: Date }> {
+    const { privateKey, kid } = await key();
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = issuedAt + lifetimes.SMART_ACCESS_TOKEN_SECONDS;
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ })
       .setIssuer(urls.issuer)
-      .setAudience(authorization.clientId)
+      .setAudience(audience)
       .setSubject(authorization.fhirUser ?? authorization.clientId)
-      .setIssuedAt()
-      .setExpirationTime(`${lifetimes.SMART_ACCESS_TOKEN_SECONDS}s`)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
       .sign(privateKey);
+    return { token, expiresAt: new Date(expiresAt * 1000) };
+  }
+
+  function fhirUserClaim(authorization: SmartAuthorization): { fhirUser?: string } {
+    return authorization.fhirUser ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {};
   }
 
   /** The token response for an authorization, with the given (possibly narrowed) scope. */
@@ -128,11 +131,7 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
       return { valid: false, expired: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
     }
-    const [row] = await db
-      .select({ token: smartTokens, authorization: smartAuthorizations })
-      .from(smartTokens)
-      .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
-      .where(and(eq(smartTokens.id, jti ?? ''), eq(smartTokens.kind, 'access')));
+    const [row] = await tokensWithAuthorization(and(eq(smartTokens.id, jti ?? ''), eq(smartTokens.kind, 'access')));
     if (!row || row.token.revokedAt || row.authorization.revokedAt) {
       return { valid: false, expired: false, reason: 'The access token has been revoked or replaced by a refresh.' };
     }
@@ -213,7 +212,7 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       exp: Math.floor(row.expiresAt.getTime() / 1000),
       ...(authorization.patientId ? { patient: authorization.patientId } : {}),
       ...(authorization.encounterId ? { encounter: authorization.encounterId } : {}),
-      ...(authorization.fhirUser ? { fhirUser: `${urls.fhirBase}/${authorization.fhirUser}` } : {}),
+      ...fhirUserClaim(authorization),
     };
   }
 
@@ -225,14 +224,18 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     } catch {
       jti = undefined;
     }
-    const [row] = await db
+    const [row] = await tokensWithAuthorization(
+      or(and(eq(smartTokens.id, digest(token)), eq(smartTokens.kind, 'refresh')), jti ? and(eq(smartTokens.id, jti), eq(smartTokens.kind, 'access')) : undefined),
+    );
+    return row;
+  }
+
+  function tokensWithAuthorization(where: SQL | undefined) {
+    return db
       .select({ token: smartTokens, authorization: smartAuthorizations })
       .from(smartTokens)
       .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
-      .where(
-        or(and(eq(smartTokens.id, digest(token)), eq(smartTokens.kind, 'refresh')), jti ? and(eq(smartTokens.id, jti), eq(smartTokens.kind, 'access')) : undefined),
-      );
-    return row;
+      .where(where);
   }
 
   return {

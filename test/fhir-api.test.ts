@@ -90,8 +90,8 @@ describe('reads', () => {
     expect(response.body).toEqual(service.fhirStore.read('Patient', patientId));
     const etag = response.headers.get('etag');
     expect(etag).toMatch(/^W\/"[^"]+"$/);
-    const lastUpdated = service.fhirStore.read('Patient', patientId)!.meta?.lastUpdated;
-    if (lastUpdated) expect(response.headers.get('last-modified')).toBe(new Date(lastUpdated).toUTCString());
+    const lastUpdated = service.fhirStore.read('Patient', patientId)!.meta!.lastUpdated!;
+    expect(response.headers.get('last-modified')).toBe(new Date(lastUpdated).toUTCString());
     // node:http, since fetch adds Cache-Control: no-cache to conditional requests.
     const conditional = (headers: Record<string, string>) =>
       new Promise<number>((resolve, reject) => {
