@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import autocannon from 'autocannon';
 import express from 'express';
-import postgres from 'postgres';
 import { createApp } from '../api/app';
 import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
@@ -14,6 +13,7 @@ import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
 import { VERSION } from '../platform/version';
+import { createScratchDatabase } from '../test/support/scratch-database';
 
 /**
  * `npm run bench`: the synthetic-FHIR and catalog read endpoints under load (autocannon, loopback
@@ -62,15 +62,11 @@ async function measure(url: string, headers: Record<string, string> = {}): Promi
 }
 
 async function main() {
-  const databaseName = `sandbox_bench_reads_${Date.now()}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${databaseName}`);
-  const databaseUrl = new URL(adminUrl);
-  databaseUrl.pathname = `/${databaseName}`;
+  const scratchDatabase = await createScratchDatabase(adminUrl, 'sandbox_bench_reads');
   const scratch = mkdtempSync(join(tmpdir(), 'sandbox-bench-reads-'));
   const servers: Server[] = [];
   try {
-    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: databaseUrl.toString(), DATA_DIR: scratch, RATE_LIMIT_PER_MINUTE: '100000000' });
+    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: scratchDatabase.url, DATA_DIR: scratch, RATE_LIMIT_PER_MINUTE: '100000000' });
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: scratch });
     const organization = await createOrganization(database.db, { name: 'Bench Health (synthetic)' });
     const { key } = await issueApiKey(database.db, organization.id);
@@ -116,8 +112,7 @@ async function main() {
     await database.close();
   } finally {
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    await admin.unsafe(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
+    await scratchDatabase.drop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
