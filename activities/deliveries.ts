@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
 import { connections, type DeliveryStatusValue, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
-import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../platform/chaos';
+import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
 import type { Database } from '../platform/database';
-import { type NewDelivery, recordNewDelivery } from '../platform/delivery-records';
+import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import { newId } from '../platform/ids';
-import { signEnvelope } from '../platform/webhook-signing';
-import { webhookUrlProblem } from '../platform/webhook-targets';
+import { signEnvelope } from '../webhooks/signing';
+import { webhookUrlProblem } from '../webhooks/targets';
 
 export interface DeliveryActivityDependencies {
   db: Database;

@@ -13,12 +13,12 @@ import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
-import { listen } from '../platform/services';
-import { ensureTemporalCli } from '../platform/temporal-cli';
-import { connectTemporal, ensureSearchAttributes, startDevServer } from '../platform/temporal';
+import { listen } from '../runtime/services';
+import { ensureTemporalCli } from '../runtime/temporal-cli';
+import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
 import { VERSION } from '../platform/version';
-import { signEnvelope } from '../platform/webhook-signing';
-import { startWorker } from '../platform/worker';
+import { signEnvelope } from '../webhooks/signing';
+import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 

@@ -1,6 +1,6 @@
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { listen, stopOnSignal } from '../platform/services';
+import { listen, stopOnSignal } from '../runtime/services';
 import { createRelayReceiver } from '../relay-receiver/app';
 import { runMain, UsageError } from './run-main';
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../platform/config';
 import { DatabaseInUseError } from '../platform/database';
-import { TemporalCliMissingError } from '../platform/temporal-cli';
-import { TemporalStartError } from '../platform/temporal';
+import { TemporalCliMissingError } from '../runtime/temporal-cli';
+import { TemporalStartError } from '../runtime/temporal';
 
 /** A mistake in how a command was called; printed as its message alone. */
 export class UsageError extends Error {

@@ -6,11 +6,11 @@ import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ensureDemoOrganization, webhookSecretsOf } from '../platform/organizations';
-import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../platform/services';
-import { connectTemporal, ensureSearchAttributes } from '../platform/temporal';
+import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
+import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
 import { VERSION } from '../platform/version';
-import { startWorker } from '../platform/worker';
-import type { selfCheckWorkflow } from '../workflows/self-check';
+import { startWorker } from '../runtime/worker';
+import type { selfCheckWorkflow } from '../workflows/self-check/workflow';
 import { runMain } from './run-main';
 
 /**

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import express, { type Express, type Request } from 'express';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { verifyServiceSignature } from '../platform/webhook-signing';
+import { verifyServiceSignature } from '../webhooks/signing';
 import { RELAY_PAGE } from './page';
 
 export interface RelayReceiverOptions {

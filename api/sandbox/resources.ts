@@ -1,0 +1,99 @@
+import type { FhirResource } from 'fhir/r4';
+import { z } from 'zod';
+import { type FhirStore, patientOf } from '../../fixtures/store';
+import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
+import { ApiProblem } from '../http/problem';
+import { defineRoute } from '../http/route';
+
+/** Any resource of the synthetic world, as FHIR R4 JSON; the schema names the fields every one has. */
+export const fhirResourceSchema = z
+  .looseObject({
+    resourceType: z.string().meta({ example: 'Observation' }),
+    id: z.string().meta({ example: 'syn-obs-0001-001' }),
+    meta: z.looseObject({ tag: z.array(z.looseObject({ system: z.string(), code: z.string() })) }).meta({ description: 'Carries the `synthetic` tag' }),
+  })
+  .meta({ id: 'FhirResource', description: 'A synthetic FHIR R4 resource (https://hl7.org/fhir/R4/), stable across runs' });
+
+export type FhirResourceJson = z.input<typeof fhirResourceSchema>;
+
+/** The store's resources are FHIR R4 JSON already; the cast only tells the route which schema documents them. */
+export function asFhirJson<T extends FhirResource>(resource: T): FhirResourceJson {
+  return resource as unknown as FhirResourceJson;
+}
+
+/** A patient as a filter value: `syn-pat-0001` or `Patient/syn-pat-0001`. */
+export function patientIdFrom(value: string): string {
+  return value.startsWith('Patient/') ? value.slice('Patient/'.length) : value;
+}
+
+export function resourceNotFound(type: string, id: string): ApiProblem {
+  return new ApiProblem(404, 'not_found', `No ${type} with id ${id} exists in the synthetic world.`);
+}
+
+/** `GET /v1/sandbox/resources/{type}[/{id}]`: every fixture, by type, from the store's memory indexes. */
+export function sandboxResourceRoutes({ fhirStore }: { fhirStore: FhirStore }) {
+  const supported = new Set(fhirStore.supportedTypes);
+  const perPatient = new Set(fhirStore.supportedTypes.filter((type) => fhirStore.list(type).some((resource) => patientOf(resource) !== undefined)));
+  const typeList = fhirStore.supportedTypes.join(', ');
+
+  const assertSupported = (type: string) => {
+    if (supported.has(type)) return;
+    const closest = fhirStore.supportedTypes.find((candidate) => candidate.toLowerCase() === type.toLowerCase());
+    throw new ApiProblem(404, 'unknown_resource_type', `The sandbox has no resource type ${type}.${closest ? ` Did you mean ${closest}?` : ''} Supported types: ${typeList}.`);
+  };
+
+  const typeParam = z.string().meta({ description: `A FHIR resource type, case-sensitive: ${typeList}`, example: 'Observation' });
+  const listQuery = pageQuerySchema
+    .extend({
+      patient: z.string().min(1).optional().meta({ description: 'Only this patient’s resources: `syn-pat-0001` or `Patient/syn-pat-0001`' }),
+    })
+    .strict();
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/sandbox/resources/{type}',
+      operationId: 'listSandboxResources',
+      summary: 'List synthetic FHIR resources of a type, by id, optionally for one patient',
+      description: 'The same synthetic world for every organization, with stable ids. Unknown types answer 404 naming the supported ones.',
+      tag: 'Synthetic FHIR',
+      auth: 'api_key',
+      params: z.object({ type: typeParam }),
+      query: listQuery,
+      success: { status: 200, description: 'A page of resources', schema: pageSchema(fhirResourceSchema) },
+      errors: [400, 404, 422],
+      handler: async ({ params, query }) => {
+        assertSupported(params.type);
+        let resources = fhirStore.list(params.type);
+        if (query.patient !== undefined) {
+          const patientId = patientIdFrom(query.patient);
+          if (!perPatient.has(params.type)) {
+            const message = `${params.type} resources are shared by all patients; drop the patient filter`;
+            throw new ApiProblem(422, 'validation_failed', `The request query string is invalid: query.patient: ${message}`, { errors: [{ path: 'query.patient', message }] });
+          }
+          if (!fhirStore.read('Patient', patientId)) throw resourceNotFound('Patient', patientId);
+          resources = fhirStore.listForPatient(params.type, patientId);
+        }
+        const page = pageOfSorted(resources, query);
+        return { data: page.data.map(asFhirJson), next_cursor: page.next_cursor };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sandbox/resources/{type}/{id}',
+      operationId: 'getSandboxResource',
+      summary: 'Read one synthetic FHIR resource',
+      tag: 'Synthetic FHIR',
+      auth: 'api_key',
+      params: z.object({ type: typeParam, id: z.string().meta({ example: 'syn-obs-0001-001' }) }),
+      success: { status: 200, description: 'The resource', schema: fhirResourceSchema },
+      errors: [404],
+      handler: async ({ params }) => {
+        assertSupported(params.type);
+        const resource = fhirStore.read(params.type, params.id);
+        if (!resource) throw resourceNotFound(params.type, params.id);
+        return asFhirJson(resource);
+      },
+    }),
+  ];
+}
