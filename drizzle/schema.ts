@@ -1,4 +1,5 @@
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../webhooks/vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
@@ -73,9 +74,6 @@ export const idempotencyKeys = pgTable(
   (table) => [primaryKey({ columns: [table.organizationId, table.key] })],
 );
 
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
-export type DeliveryStatusValue = (typeof DELIVERY_STATUSES)[number];
-
 /**
  * One webhook delivery: the stored envelope (the exact bytes every attempt and replay sends) and its
  * state. Its workflow, `delivery-<id>`, owns the state; this row mirrors it for the API.
@@ -112,17 +110,17 @@ export const deliveryAttempts = pgTable(
       .notNull()
       .references(() => deliveries.id, { onDelete: 'cascade' }),
     number: integer('number').notNull(),
-    trigger: text('trigger', { enum: ['initial', 'retry', 'replay'] }).notNull(),
+    trigger: text('trigger', { enum: ATTEMPT_TRIGGERS }).notNull(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     durationMs: integer('duration_ms').notNull(),
     targetUrl: text('target_url'),
-    targetSource: text('target_source', { enum: ['connection', 'organization'] }),
-    outcome: text('outcome', { enum: ['succeeded', 'failed', 'gone'] }).notNull(),
+    targetSource: text('target_source', { enum: TARGET_SOURCES }),
+    outcome: text('outcome', { enum: ATTEMPT_OUTCOMES }).notNull(),
     responseStatus: integer('response_status'),
     responseBody: text('response_body'),
     retryAfterMs: integer('retry_after_ms'),
     error: text('error'),
-    chaos: text('chaos'),
+    chaos: text('chaos', { enum: CHAOS_MODES }),
   },
   (table) => [uniqueIndex('delivery_attempts_delivery_number_idx').on(table.deliveryId, table.number)],
 );

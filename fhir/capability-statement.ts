@@ -6,7 +6,12 @@ import { searchParametersOf } from './search-parameters';
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
  * served, secured by SMART on FHIR (the `oauth-uris` extension and the SMART-on-FHIR service).
  */
-export function capabilityStatement(options: { urls: SmartUrls; resourceTypes: readonly string[]; version: string; published: string }): CapabilityStatement {
+export function capabilityStatement(options: {
+  urls: SmartUrls;
+  resourceTypes: readonly string[];
+  version: string;
+  published: string;
+}): CapabilityStatement {
   const { urls } = options;
   const resource: CapabilityStatementRestResource[] = [...options.resourceTypes].sort().map((type) => ({
     type: type as CapabilityStatementRestResource['type'],
@@ -15,8 +20,14 @@ export function capabilityStatement(options: { urls: SmartUrls; resourceTypes: r
     readHistory: false,
     searchParam: [
       { name: '_id', type: 'token', documentation: 'Logical id' },
-      ...(type === 'Patient' ? [] : [{ name: 'patient', type: 'reference' as const, documentation: 'The patient the resource is about (defaults to the token\'s patient)' }]),
-      ...Object.entries(searchParametersOf(type)).map(([name, definition]) => ({ name, type: definition.type, documentation: definition.description })),
+      ...(type === 'Patient'
+        ? []
+        : [{ name: 'patient', type: 'reference' as const, documentation: "The patient the resource is about (defaults to the token's patient)" }]),
+      ...Object.entries(searchParametersOf(type)).map(([name, definition]) => ({
+        name,
+        type: definition.type,
+        documentation: definition.description,
+      })),
       { name: '_count', type: 'number', documentation: 'Page size, 0 to 200 (default 50)' },
     ],
   }));

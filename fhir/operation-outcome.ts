@@ -19,6 +19,10 @@ export class FhirError extends Error {
   }
 }
 
-export function operationOutcome(code: IssueCode, diagnostics: string, severity: 'fatal' | 'error' | 'warning' | 'information' = 'error'): OperationOutcome {
+export function operationOutcome(
+  code: IssueCode,
+  diagnostics: string,
+  severity: 'fatal' | 'error' | 'warning' | 'information' = 'error',
+): OperationOutcome {
   return { resourceType: 'OperationOutcome', issue: [{ severity, code, diagnostics }] };
 }

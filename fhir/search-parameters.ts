@@ -7,30 +7,39 @@ import type { CodeableConcept, Coding, FhirResource, HumanName, Identifier, Peri
  * "starts with"). Granular SMART scopes and the patient picker's search use the same code.
  */
 
+// biome-ignore lint/suspicious/noExplicitAny: each accessor reads the fields of its own resource types, which share no useful static type
+type AnyResource = any;
 type Token = { system?: string | undefined; code?: string | undefined };
 type Range = { start: number; end: number };
 
 interface TokenParameter {
   type: 'token';
-  tokens(resource: any): Token[];
+  tokens(resource: AnyResource): Token[];
 }
 interface DateParameter {
   type: 'date';
-  ranges(resource: any): Range[];
+  ranges(resource: AnyResource): Range[];
 }
 interface StringParameter {
   type: 'string';
-  strings(resource: any): string[];
+  strings(resource: AnyResource): string[];
 }
 export type SearchParameterDefinition = (TokenParameter | DateParameter | StringParameter) & { description: string };
 
 const concepts = (...values: (CodeableConcept | CodeableConcept[] | undefined)[]): Token[] =>
   values.flat().flatMap((concept) => (concept?.coding ?? []).map((coding) => ({ system: coding.system, code: coding.code })));
-const codings = (...values: (Coding | Coding[] | undefined)[]): Token[] => values.flat().flatMap((coding) => (coding ? [{ system: coding.system, code: coding.code }] : []));
+const codings = (...values: (Coding | Coding[] | undefined)[]): Token[] =>
+  values.flat().flatMap((coding) => (coding ? [{ system: coding.system, code: coding.code }] : []));
 const codes = (...values: (string | undefined)[]): Token[] => values.flatMap((code) => (code === undefined ? [] : [{ code }]));
-const dates = (...values: (string | Period | undefined)[]): Range[] => values.flatMap((value) => (value === undefined ? [] : [typeof value === 'string' ? dateRange(value) : periodRange(value)]).filter((range): range is Range => range !== null));
+const dates = (...values: (string | Period | undefined)[]): Range[] =>
+  values.flatMap((value) =>
+    (value === undefined ? [] : [typeof value === 'string' ? dateRange(value) : periodRange(value)]).filter(
+      (range): range is Range => range !== null,
+    ),
+  );
 
-const identifiers = (values: Identifier[] | undefined): Token[] => (values ?? []).map((identifier) => ({ system: identifier.system, code: identifier.value }));
+const identifiers = (values: Identifier[] | undefined): Token[] =>
+  (values ?? []).map((identifier) => ({ system: identifier.system, code: identifier.value }));
 const nameParts = (names: HumanName[] | undefined, part: 'family' | 'given' | 'all'): string[] =>
   (names ?? []).flatMap((name) => {
     const given = name.given ?? [];
@@ -39,9 +48,17 @@ const nameParts = (names: HumanName[] | undefined, part: 'family' | 'given' | 'a
     return [...(name.text ? [name.text] : []), ...(name.family ? [name.family] : []), ...given, ...(name.prefix ?? []), ...(name.suffix ?? [])];
   });
 
-const token = (description: string, tokens: (resource: any) => Token[]): SearchParameterDefinition => ({ type: 'token', description, tokens });
-const date = (description: string, ranges: (resource: any) => Range[]): SearchParameterDefinition => ({ type: 'date', description, ranges });
-const string = (description: string, strings: (resource: any) => string[]): SearchParameterDefinition => ({ type: 'string', description, strings });
+const token = (description: string, tokens: (resource: AnyResource) => Token[]): SearchParameterDefinition => ({
+  type: 'token',
+  description,
+  tokens,
+});
+const date = (description: string, ranges: (resource: AnyResource) => Range[]): SearchParameterDefinition => ({ type: 'date', description, ranges });
+const string = (description: string, strings: (resource: AnyResource) => string[]): SearchParameterDefinition => ({
+  type: 'string',
+  description,
+  strings,
+});
 
 const status = token('Status', (r) => codes(r.status));
 const clinicalStatus = token('Clinical status', (r) => concepts(r.clinicalStatus));
@@ -161,7 +178,10 @@ function stringCriterion(definition: StringParameter, value: string): Criterion 
 
 /** FHIR string search ignores case and accents. */
 function foldCase(text: string): string {
-  return text.normalize('NFD').replace(/\p{Diacritic}/gu, '').toLowerCase();
+  return text
+    .normalize('NFD')
+    .replace(/\p{Diacritic}/gu, '')
+    .toLowerCase();
 }
 
 const DATE_PREFIXES = ['eq', 'ne', 'gt', 'lt', 'ge', 'le'] as const;

@@ -6,8 +6,8 @@ import type { Express } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../platform/config';
 import { generateApiKey } from '../platform/secrets';
-import { ensureTemporalCli } from './temporal-cli';
 import { startDevServer } from './temporal';
+import { ensureTemporalCli } from './temporal-cli';
 
 /** The pieces the entry points in bin/ assemble: Temporal, the HTTP server, the demo key, shutdown. */
 

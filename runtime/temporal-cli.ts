@@ -45,7 +45,7 @@ export async function ensureTemporalCli(logger: Logger, explicitPath?: string): 
   if (!hasGo()) {
     throw new TemporalCliMissingError(
       [
-        'No Temporal CLI was found (TEMPORAL_CLI_PATH, `temporal` on PATH, Go\'s bin folder), and Go is not installed to build one.',
+        "No Temporal CLI was found (TEMPORAL_CLI_PATH, `temporal` on PATH, Go's bin folder), and Go is not installed to build one.",
         'Any of these gets you going:',
         '  - macOS: brew install temporal',
         '  - any OS: download the CLI from https://temporal.io/download and put it on PATH (or set TEMPORAL_CLI_PATH)',

@@ -119,7 +119,10 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     });
     logger.info({ added: missing.map((key) => key.name) }, 'Registered Temporal search attributes');
   } catch (error) {
-    logger.warn({ err: error }, 'Could not register Temporal search attributes; register OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId (Keyword) by hand');
+    logger.warn(
+      { err: error },
+      'Could not register Temporal search attributes; register OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId (Keyword) by hand',
+    );
   }
 }
 
@@ -163,4 +166,3 @@ function tail(file: string): string {
     return '(no output captured)';
   }
 }
-

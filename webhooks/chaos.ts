@@ -14,7 +14,16 @@ export const chaosProfileSchema = z
       .strict()
       .meta({ description: 'The attempt fails as if the receiver answered 503; the receiver is not called' }),
     slow: z
-      .object({ first_n_attempts: firstN, rate, delay_ms: z.number().int().min(0).max(60_000).meta({ description: 'Added before the request is sent; past the 15 s timeout the attempt times out' }) })
+      .object({
+        first_n_attempts: firstN,
+        rate,
+        delay_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(60_000)
+          .meta({ description: 'Added before the request is sent; past the 15 s timeout the attempt times out' }),
+      })
       .strict()
       .meta({ description: 'The request is signed, then held for delay_ms before it is sent' }),
     rate_limit: z

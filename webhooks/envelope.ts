@@ -1,51 +1,19 @@
-import { createHash } from 'node:crypto';
-import type { FhirResource } from 'fhir/r4';
-import { TypeID } from 'typeid-js';
-import { WORLD_AS_OF } from '../fixtures/synthetic';
-import type { EventDefinition } from '../catalog/events';
-
-/** The webhook envelope (decisions.md, Webhooks): the POST body of every delivery. */
-export interface WebhookEnvelope {
-  id: string;
-  event: string;
-  connection_id: string | null;
-  environment: string;
-  occurred_at: string;
-  resource: FhirResource;
-}
-
-/** The instant a resource records for what happened to it, for the example's `occurred_at`. */
-function recordedInstant(resource: FhirResource): string {
-  const fields = resource as {
-    recorded?: string;
-    created?: string;
-    authoredOn?: string;
-    issued?: string;
-    effectiveDateTime?: string;
-    date?: string;
-    period?: { start?: string };
-  };
-  const instant = fields.recorded ?? fields.created ?? fields.authoredOn ?? fields.issued ?? fields.effectiveDateTime ?? fields.date ?? fields.period?.start;
-  // Millisecond precision, as real deliveries stamp occurred_at (new Date().toISOString()).
-  return new Date(instant ?? WORLD_AS_OF).toISOString();
-}
+import { z } from 'zod';
+import { fhirResourceSchema } from '../fhir/resource-json';
 
 /**
- * The example envelope the catalog shows for an event. Its `evt_` id is derived from the event name,
- * so the catalog answers the same bytes on every call; a real delivery gets a fresh id.
+ * The webhook envelope (CONVENTIONS.md, Webhooks): the POST body of every delivery. This schema is
+ * the one definition: the type below, the catalog's examples and the OpenAPI document derive from it.
  */
-export function exampleEnvelope(event: EventDefinition): WebhookEnvelope {
-  const resource = event.sampleResource();
-  const digest = createHash('sha256').update(event.name).digest().subarray(0, 16);
-  // Version 7 and RFC 4122 variant bits, so the id is a well-formed UUIDv7-based TypeID.
-  digest[6] = (digest[6]! & 0x0f) | 0x70;
-  digest[8] = (digest[8]! & 0x3f) | 0x80;
-  return {
-    id: TypeID.fromUUIDBytes('evt', digest).toString(),
-    event: event.name,
-    connection_id: null,
-    environment: 'sandbox',
-    occurred_at: recordedInstant(resource),
-    resource,
-  };
-}
+export const webhookEnvelopeSchema = z
+  .object({
+    id: z.string().meta({ example: 'evt_01jd8x3m0ae8v9q2w1f4k7t5zr' }),
+    event: z.string().meta({ example: 'adt.patient.admitted' }),
+    connection_id: z.string().nullable(),
+    environment: z.string().meta({ example: 'sandbox' }),
+    occurred_at: z.iso.datetime(),
+    resource: fhirResourceSchema,
+  })
+  .meta({ id: 'WebhookEnvelope', description: 'The POST body of a webhook delivery' });
+
+export type WebhookEnvelope = z.input<typeof webhookEnvelopeSchema>;

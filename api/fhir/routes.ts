@@ -21,7 +21,17 @@ const RESULT_PARAMETERS = new Set(['_count', '_offset', '_format', '_pretty', '_
  * everything else needs a SMART access token and answers only that token's patient, within its
  * scopes. Errors are OperationOutcomes.
  */
-export function fhirRouter({ fhirStore, tokens, urls, version }: { fhirStore: FhirStore; tokens: TokenService; urls: SmartUrls; version: string }): Router {
+export function fhirRouter({
+  fhirStore,
+  tokens,
+  urls,
+  version,
+}: {
+  fhirStore: FhirStore;
+  tokens: TokenService;
+  urls: SmartUrls;
+  version: string;
+}): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
   const metadata = capabilityStatement({ urls, resourceTypes: fhirStore.supportedTypes, version, published: new Date().toISOString() });
@@ -80,7 +90,11 @@ export function fhirRouter({ fhirStore, tokens, urls, version }: { fhirStore: Fh
   router.post(`${base}/:type/_search`, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
 
   router.all(`${base}/{*rest}`, (req) => {
-    throw new FhirError(req.method === 'GET' ? 404 : 405, 'not-supported', `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`);
+    throw new FhirError(
+      req.method === 'GET' ? 404 : 405,
+      'not-supported',
+      `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`,
+    );
   });
   router.use(base, fhirErrorHandler);
   return router;
@@ -91,10 +105,15 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
   const realm = `Bearer realm="${urls.fhirBase}"`;
   return async (req, res, next) => {
     const header = req.headers.authorization;
-    if (!header) throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', { 'WWW-Authenticate': realm });
+    if (!header)
+      throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', {
+        'WWW-Authenticate': realm,
+      });
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      throw new FhirError(401, 'login', 'The Authorization header must be "Bearer <access_token>".', { 'WWW-Authenticate': `${realm}, error="invalid_request"` });
+      throw new FhirError(401, 'login', 'The Authorization header must be "Bearer <access_token>".', {
+        'WWW-Authenticate': `${realm}, error="invalid_request"`,
+      });
     }
     const check = await tokens.checkAccessToken(match[1]!);
     if (!check.valid) {
@@ -112,7 +131,10 @@ function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): 
   const allowed = permission(grant.scope, type, interaction);
   if (!allowed.allowed) {
     const needed = interaction === 'read' ? `patient/${type}.r` : `patient/${type}.s`;
-    throw outOfScope(grant, `The token's scopes (${grant.scope}) do not allow ${interaction === 'read' ? 'reading' : 'searching'} ${type}; it needs ${needed} (or patient/${type}.read).`);
+    throw outOfScope(
+      grant,
+      `The token's scopes (${grant.scope}) do not allow ${interaction === 'read' ? 'reading' : 'searching'} ${type}; it needs ${needed} (or patient/${type}.read).`,
+    );
   }
   if (allowed.filters === 'all') return () => true;
   const definitions = searchParametersOf(type);
@@ -137,7 +159,8 @@ function assertServed(fhirStore: FhirStore, type: string): void {
  * are readable with a scope for their type.
  */
 function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
-  if (!grant.patientId) throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
+  if (!grant.patientId)
+    throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
   const owner = patientOf(resource);
   if (owner !== undefined && owner !== grant.patientId) throw otherPatient(grant, `${resource.resourceType}/${resource.id}`);
 }
@@ -147,8 +170,14 @@ function otherPatient(grant: AccessGrant, what: string): FhirError {
 }
 
 /** The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is refused. */
-function compartment(fhirStore: FhirStore, grant: AccessGrant, type: string, params: URLSearchParams): { candidates: readonly FhirResource[]; applied: [string, string][] } {
-  if (!grant.patientId) throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot search patient data. Ask for launch/patient.');
+function compartment(
+  fhirStore: FhirStore,
+  grant: AccessGrant,
+  type: string,
+  params: URLSearchParams,
+): { candidates: readonly FhirResource[]; applied: [string, string][] } {
+  if (!grant.patientId)
+    throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot search patient data. Ask for launch/patient.');
   const patientId = grant.patientId;
   const named = type === 'Patient' ? params.getAll('_id') : [...params.getAll('patient'), ...params.getAll('subject')];
   for (const value of named) {
@@ -175,9 +204,15 @@ function searchCriteria(type: string, params: URLSearchParams, prefer: string | 
     if (RESULT_PARAMETERS.has(name) || ['patient', 'subject', '_id'].includes(name)) continue;
     const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
     const parsed = definition ? criterion(definition, value) : null;
-    if (definition && !parsed) throw new FhirError(400, 'invalid', `The value of ${name} (${value}) cannot be read as a ${definition.type} search value.`);
+    if (definition && !parsed)
+      throw new FhirError(400, 'invalid', `The value of ${name} (${value}) cannot be read as a ${definition.type} search value.`);
     if (!parsed) {
-      if (strict) throw new FhirError(400, 'not-supported', `Search parameter ${name} is not supported for ${type}. Supported: ${['patient', '_id', ...Object.keys(definitions)].join(', ')}.`);
+      if (strict)
+        throw new FhirError(
+          400,
+          'not-supported',
+          `Search parameter ${name} is not supported for ${type}. Supported: ${['patient', '_id', ...Object.keys(definitions)].join(', ')}.`,
+        );
       continue;
     }
     criteria.push(parsed);
@@ -208,7 +243,11 @@ function pageNumber(params: URLSearchParams, name: string, fallback: number, max
 const jsonOnly: RequestHandler = (req, _res, next) => {
   const format = new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format');
   if (format !== null && !JSON_FORMATS.has(format.split(';')[0]!.trim())) {
-    throw new FhirError(406, 'not-supported', `_format=${format} is not supported; this endpoint speaks JSON (_format=json or application/fhir+json).`);
+    throw new FhirError(
+      406,
+      'not-supported',
+      `_format=${format} is not supported; this endpoint speaks JSON (_format=json or application/fhir+json).`,
+    );
   }
   if (format === null && req.headers.accept && !req.accepts([FHIR_JSON, 'application/json'])) {
     throw new FhirError(406, 'not-supported', `Accept: ${req.headers.accept} cannot be served; this endpoint speaks ${FHIR_JSON}.`);
@@ -218,7 +257,10 @@ const jsonOnly: RequestHandler = (req, _res, next) => {
 
 function sendFhir(req: Request, res: Response, status: number, body: object): void {
   const pretty = req.query._pretty === 'true';
-  res.status(status).type(`${FHIR_JSON}; charset=utf-8`).send(JSON.stringify(body, null, pretty ? 2 : undefined));
+  res
+    .status(status)
+    .type(`${FHIR_JSON}; charset=utf-8`)
+    .send(JSON.stringify(body, null, pretty ? 2 : undefined));
 }
 
 const fhirErrorHandler: ErrorRequestHandler = (error, req, res, next) => {
@@ -231,7 +273,12 @@ const fhirErrorHandler: ErrorRequestHandler = (error, req, res, next) => {
         : null;
   if (!fhirError) {
     req.log.error({ err: error }, 'Unhandled error on the FHIR endpoint');
-    sendFhir(req, res, 500, operationOutcome('exception', `Something went wrong on our side. Quote request id ${String(req.id)} when you report it.`, 'fatal'));
+    sendFhir(
+      req,
+      res,
+      500,
+      operationOutcome('exception', `Something went wrong on our side. Quote request id ${String(req.id)} when you report it.`, 'fatal'),
+    );
     return;
   }
   for (const [name, value] of Object.entries(fhirError.headers)) res.setHeader(name, value);

@@ -17,13 +17,25 @@ export function authenticate(db: Database): RequestHandler {
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      throw unauthorized('invalid_authorization_header', 'The Authorization header must be "Bearer <API_KEY>".', `${CHALLENGE}, error="invalid_request"`);
+      throw unauthorized(
+        'invalid_authorization_header',
+        'The Authorization header must be "Bearer <API_KEY>".',
+        `${CHALLENGE}, error="invalid_request"`,
+      );
     }
     const found = await lookUpApiKey(db, match[1]!);
     if (found.status !== 'active') {
       throw found.status === 'revoked'
-        ? unauthorized('revoked_api_key', 'The API key has been revoked. Use another key of your organization.', `${CHALLENGE}, error="invalid_token"`)
-        : unauthorized('invalid_api_key', 'The API key is not recognised. Check for a copy-paste error, or create a key with `npm run keys -- create`.', `${CHALLENGE}, error="invalid_token"`);
+        ? unauthorized(
+            'revoked_api_key',
+            'The API key has been revoked. Use another key of your organization.',
+            `${CHALLENGE}, error="invalid_token"`,
+          )
+        : unauthorized(
+            'invalid_api_key',
+            'The API key is not recognised. Check for a copy-paste error, or create a key with `npm run keys -- create`.',
+            `${CHALLENGE}, error="invalid_token"`,
+          );
     }
     res.locals.auth = { organizationId: found.organizationId, apiKeyId: found.apiKeyId };
     next();

@@ -51,17 +51,32 @@ export function idempotency(db: Database): RequestHandler {
 
     if (claimed.length === 0) {
       const [first] = await db.select().from(idempotencyKeys).where(thisKey);
-      if (!first) throw new ApiProblem(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key has just finished; retry it.', { headers: { 'Retry-After': '1' } });
-      if (first.requestHash !== requestHash) {
-        throw new ApiProblem(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request. Use a new key for a new request.');
-      }
-      if (first.state === 'in_progress') {
-        throw new ApiProblem(409, 'idempotency_request_in_progress', 'The first request with this Idempotency-Key is still being processed; retry shortly.', {
+      if (!first)
+        throw new ApiProblem(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key has just finished; retry it.', {
           headers: { 'Retry-After': '1' },
         });
+      if (first.requestHash !== requestHash) {
+        throw new ApiProblem(
+          422,
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
+        );
+      }
+      if (first.state === 'in_progress') {
+        throw new ApiProblem(
+          409,
+          'idempotency_request_in_progress',
+          'The first request with this Idempotency-Key is still being processed; retry shortly.',
+          {
+            headers: { 'Retry-After': '1' },
+          },
+        );
       }
       res.setHeader('Idempotent-Replayed', 'true');
-      res.status(first.responseStatus!).type(first.responseContentType ?? 'application/json').send(first.responseBody);
+      res
+        .status(first.responseStatus!)
+        .type(first.responseContentType ?? 'application/json')
+        .send(first.responseBody);
       return;
     }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { DASHBOARD_OWNED } from './dashboard-owned';
 import { problemSchema } from './problem';
 import { type AnyRoute, createsWork } from './route';
 
@@ -32,7 +33,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: str
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
     const errorStatuses = [
-      ...new Set([...(route.auth === 'api_key' ? COMMON_API_KEY_ERRORS : []), ...(createsWork(route) ? [400, 409, 422] : []), ...(route.errors ?? [])]),
+      ...new Set([
+        ...(route.auth === 'api_key' ? COMMON_API_KEY_ERRORS : []),
+        ...(createsWork(route) ? [400, 409, 422] : []),
+        ...(route.errors ?? []),
+      ]),
     ].sort();
     const operation: ZodOpenApiOperationObject = {
       operationId: route.operationId,
@@ -49,7 +54,10 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: str
       responses: {
         [String(route.success.status)]: { description: route.success.description, content: { 'application/json': { schema: route.success.schema } } },
         ...Object.fromEntries(
-          errorStatuses.map((status) => [String(status), { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/problem+json': { schema: problemSchema } } }]),
+          errorStatuses.map((status) => [
+            String(status),
+            { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/problem+json': { schema: problemSchema } } },
+          ]),
         ),
       },
     };
@@ -61,8 +69,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: str
     security: [],
     responses: { '501': { description: ERROR_DESCRIPTIONS[501]!, content: { 'application/problem+json': { schema: problemSchema } } } },
   };
-  paths['/v1/auth/status'] = { get: { ...dashboardOwned, operationId: 'getAuthStatus' } };
-  paths['/v1/api-keys'] = { get: { ...dashboardOwned, operationId: 'listApiKeys' }, post: { ...dashboardOwned, operationId: 'createApiKey' } };
+  for (const owned of DASHBOARD_OWNED) {
+    paths[owned.path] = Object.fromEntries(
+      Object.entries(owned.operations).map(([method, operationId]) => [method, { ...dashboardOwned, operationId }]),
+    );
+  }
 
   return createDocument({
     openapi: '3.1.0',

@@ -35,7 +35,10 @@ export function toPage<T extends { id: string }, U>(rows: T[], limit: number, pr
 }
 
 /** A page of an in-memory list sorted by id: the items after the cursor's id, found by binary search. */
-export function pageOfSorted<T extends { id?: string }>(items: readonly T[], query: { limit: number; cursor?: string | undefined }): { data: T[]; next_cursor: string | null } {
+export function pageOfSorted<T extends { id?: string }>(
+  items: readonly T[],
+  query: { limit: number; cursor?: string | undefined },
+): { data: T[]; next_cursor: string | null } {
   const after = decodeCursor(query.cursor);
   let start = 0;
   if (after !== undefined) {

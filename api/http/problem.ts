@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * RFC 9457 problem details, the one error shape of the API (decisions.md): `type`, `title`,
+ * RFC 9457 problem details, the one error shape of the API (CONVENTIONS.md, HTTP): `type`, `title`,
  * `status`, `detail`, a stable snake_case `code`, and `errors` for validation failures.
  */
 export const problemSchema = z
@@ -62,13 +62,29 @@ export function notFound(what: string, id: string): ApiProblem {
   return new ApiProblem(404, 'not_found', `No ${what} with id ${id} exists in your organization.`);
 }
 
-/** Turns zod issues into `errors: [{ path, message }]`, paths rooted at where the value came from. */
-export function validationProblem(where: 'body' | 'query' | 'path', error: z.ZodError): ApiProblem {
+export type RequestPart = 'body' | 'query' | 'path';
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+const PART_NAMES: Record<RequestPart, string> = { body: 'body', query: 'query string', path: 'path' };
+
+/**
+ * The one 422: every bad field in `errors: [{ path, message }]`, each path rooted at where the value
+ * came from (`body.webhook_url`). `code` names the rule when it is more specific than a schema failure.
+ */
+export function invalidFields(where: RequestPart, errors: FieldError[], code = 'validation_failed'): ApiProblem {
+  const summary = errors.map((entry) => `${entry.path}: ${entry.message}`).join('; ');
+  return new ApiProblem(422, code, `The request ${PART_NAMES[where]} is invalid: ${summary}`, { errors });
+}
+
+/** Turns zod issues into the 422 of invalidFields. */
+export function validationProblem(where: RequestPart, error: z.ZodError): ApiProblem {
   const errors = error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({ path: [where, ...issue.path, key].map(String).join('.'), message: 'is not a field of this request' }))
       : [{ path: [where, ...issue.path].map(String).join('.'), message: issue.message }],
   );
-  const summary = errors.map((entry) => `${entry.path}: ${entry.message}`).join('; ');
-  return new ApiProblem(422, 'validation_failed', `The request ${where === 'body' ? 'body' : where === 'query' ? 'query string' : 'path'} is invalid: ${summary}`, { errors });
+  return invalidFields(where, errors);
 }

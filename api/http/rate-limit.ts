@@ -13,7 +13,13 @@ export function perKeyRateLimit(requestsPerMinute: number) {
     legacyHeaders: false,
     keyGenerator: (_req, res) => String(res.locals.auth?.apiKeyId),
     handler: (_req, _res, next) => {
-      next(new ApiProblem(429, 'rate_limited', `This API key made more than ${requestsPerMinute} requests in a minute. Wait for the number of seconds in Retry-After, then try again.`));
+      next(
+        new ApiProblem(
+          429,
+          'rate_limited',
+          `This API key made more than ${requestsPerMinute} requests in a minute. Wait for the number of seconds in Retry-After, then try again.`,
+        ),
+      );
     },
   });
 }

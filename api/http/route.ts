@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ApiProblem, validationProblem } from './problem';
 
 /**
@@ -54,7 +54,7 @@ export interface RouteDefinition<
   handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R>>;
 }
 
-// Routes are stored together, so their individual schema types are erased here.
+// biome-ignore lint/suspicious/noExplicitAny: routes are stored together, so their individual schema types are erased here
 export type AnyRoute = RouteDefinition<any, any, any, any, any>;
 
 export function defineRoute<
@@ -107,7 +107,11 @@ function parseOrThrow(where: 'path' | 'query', schema: z.ZodType | undefined, va
 function parseBody(schema: z.ZodType, req: Request): unknown {
   const hasContent = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasContent && !req.is(['application/json', 'application/*+json'])) {
-    throw new ApiProblem(415, 'unsupported_media_type', `Send the request body as JSON with Content-Type: application/json (got ${req.headers['content-type'] ?? 'no Content-Type'}).`);
+    throw new ApiProblem(
+      415,
+      'unsupported_media_type',
+      `Send the request body as JSON with Content-Type: application/json (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+    );
   }
   const parsed = schema.safeParse(req.body ?? {});
   if (!parsed.success) throw validationProblem('body', parsed.error);

@@ -1,32 +1,22 @@
 import { z } from 'zod';
 import { DOMAIN_CATEGORIES, domains } from '../../catalog/domains';
-import { exampleEnvelope } from '../../webhooks/envelope';
 import { type EventDefinition, eventCatalog } from '../../catalog/events';
+import { exampleEnvelope } from '../../catalog/example-envelope';
 import { findPayerRules, payerRules, payerRulesSchema } from '../../catalog/payer-rules';
 import { isoDuration, type ScenarioDefinition, scenarioDomains, scenarios, typicalDurationSeconds } from '../../catalog/scenarios';
 import { PLAN_TYPES } from '../../fixtures/payers';
+import type { FhirStore } from '../../fixtures/store';
+import { webhookEnvelopeSchema } from '../../webhooks/envelope';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem } from '../http/problem';
 import { defineRoute } from '../http/route';
-import { asFhirJson, fhirResourceSchema } from './resources';
-
-const envelopeSchema = z
-  .object({
-    id: z.string().meta({ example: 'evt_01jd8x3m0ae8v9q2w1f4k7t5zr' }),
-    event: z.string().meta({ example: 'adt.patient.admitted' }),
-    connection_id: z.string().nullable(),
-    environment: z.string().meta({ example: 'sandbox' }),
-    occurred_at: z.iso.datetime(),
-    resource: fhirResourceSchema,
-  })
-  .meta({ id: 'WebhookEnvelope', description: 'The POST body of a webhook delivery' });
 
 const eventSchema = z
   .object({
     name: z.string().meta({ example: 'prior_auth.request.pended' }),
     domain: z.string(),
     description: z.string(),
-    example_envelope: envelopeSchema,
+    example_envelope: webhookEnvelopeSchema,
   })
   .meta({ id: 'CatalogEvent' });
 
@@ -85,9 +75,8 @@ const catalogSchema = z
   })
   .meta({ id: 'SandboxCatalog' });
 
-function presentEvent(event: EventDefinition): z.input<typeof eventSchema> {
-  const envelope = exampleEnvelope(event);
-  return { name: event.name, domain: event.domain, description: event.description, example_envelope: { ...envelope, resource: asFhirJson(envelope.resource) } };
+function presentEvent(event: EventDefinition, store: FhirStore): z.input<typeof eventSchema> {
+  return { name: event.name, domain: event.domain, description: event.description, example_envelope: exampleEnvelope(event, store) };
 }
 
 function presentScenario(scenario: ScenarioDefinition): z.input<typeof scenarioSchema> {
@@ -113,8 +102,8 @@ function presentScenario(scenario: ScenarioDefinition): z.input<typeof scenarioS
  * The sandbox catalog (catalog/): domains with their events, example envelopes and scenarios, and
  * the payers' rules. Built once at start: the catalog is code, the same for every organization.
  */
-export function sandboxCatalogRoutes() {
-  const events = [...eventCatalog.values()].map(presentEvent);
+export function sandboxCatalogRoutes({ fhirStore }: { fhirStore: FhirStore }) {
+  const events = [...eventCatalog.values()].map((event) => presentEvent(event, fhirStore));
   const presentedScenarios = scenarios.map(presentScenario);
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
   const details = [...domains].sort(byId).map((domain) => ({
@@ -127,8 +116,17 @@ export function sandboxCatalogRoutes() {
     events: events.filter((event) => event.domain === domain.id),
     scenarios: presentedScenarios.filter((scenario) => scenario.domains.includes(domain.id)),
   }));
-  const summaries = details.map((detail) => ({ ...detail, events: detail.events.map((event) => event.name), scenarios: detail.scenarios.map((scenario) => scenario.id) }));
-  const payers = [...payerRules.values()].map((rules) => ({ payer_id: rules.payer_id, name: rules.name, plan_type: rules.plan_type, rules: `/v1/sandbox/payer-rules/${rules.payer_id}` }));
+  const summaries = details.map((detail) => ({
+    ...detail,
+    events: detail.events.map((event) => event.name),
+    scenarios: detail.scenarios.map((scenario) => scenario.id),
+  }));
+  const payers = [...payerRules.values()].map((rules) => ({
+    payer_id: rules.payer_id,
+    name: rules.name,
+    plan_type: rules.plan_type,
+    rules: `/v1/sandbox/payer-rules/${rules.payer_id}`,
+  }));
   const catalog = { domains: summaries, events, scenarios: presentedScenarios, payers };
   const domainIds = summaries.map((summary) => summary.id).join(', ');
 
@@ -183,7 +181,8 @@ export function sandboxCatalogRoutes() {
       errors: [404],
       handler: async ({ params }) => {
         const rules = findPayerRules(params.payer_id);
-        if (!rules) throw new ApiProblem(404, 'not_found', `No payer with id ${params.payer_id}. The payers are: ${[...payerRules.keys()].join(', ')}.`);
+        if (!rules)
+          throw new ApiProblem(404, 'not_found', `No payer with id ${params.payer_id}. The payers are: ${[...payerRules.keys()].join(', ')}.`);
         return rules;
       },
     }),

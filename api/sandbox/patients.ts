@@ -1,9 +1,10 @@
 import type { Patient } from 'fhir/r4';
 import { z } from 'zod';
+import { asFhirJson, fhirResourceSchema } from '../../fhir/resource-json';
 import type { FhirStore } from '../../fixtures/store';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { defineRoute } from '../http/route';
-import { asFhirJson, fhirResourceSchema, resourceNotFound } from './resources';
+import { resourceNotFound } from './world-lookups';
 
 const GENDERS = ['male', 'female', 'other', 'unknown'] as const;
 const BIRTHDATE = /^(eq|ge|le|gt|lt)?(\d{4})(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$/;
@@ -49,7 +50,9 @@ function indexPatient(patient: Patient): IndexedPatient {
   return {
     patient,
     nameWords: parts.flatMap(words),
-    identifiers: new Set((patient.identifier ?? []).flatMap((identifier) => [identifier.value ?? '', `${identifier.system ?? ''}|${identifier.value ?? ''}`])),
+    identifiers: new Set(
+      (patient.identifier ?? []).flatMap((identifier) => [identifier.value ?? '', `${identifier.system ?? ''}|${identifier.value ?? ''}`]),
+    ),
   };
 }
 
@@ -93,7 +96,8 @@ export function patientRoutes({ fhirStore }: { fhirStore: FhirStore }) {
       path: '/v1/patients',
       operationId: 'listPatients',
       summary: 'List or search the synthetic patients, by id',
-      description: 'Search by `name`, `birthdate`, `gender` and `identifier` (all must match). The same patients for every organization; ids never change for a given fixture release.',
+      description:
+        'Search by `name`, `birthdate`, `gender` and `identifier` (all must match). The same patients for every organization; ids never change for a given fixture release.',
       tag: 'Synthetic FHIR',
       auth: 'api_key',
       query: patientSearchSchema,

@@ -1,34 +1,10 @@
-import type { FhirResource } from 'fhir/r4';
 import { z } from 'zod';
+import { asFhirJson, fhirResourceSchema } from '../../fhir/resource-json';
 import { type FhirStore, patientOf } from '../../fixtures/store';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
-import { ApiProblem } from '../http/problem';
+import { ApiProblem, invalidFields } from '../http/problem';
 import { defineRoute } from '../http/route';
-
-/** Any resource of the synthetic world, as FHIR R4 JSON; the schema names the fields every one has. */
-export const fhirResourceSchema = z
-  .looseObject({
-    resourceType: z.string().meta({ example: 'Observation' }),
-    id: z.string().meta({ example: 'syn-obs-0001-001' }),
-    meta: z.looseObject({ tag: z.array(z.looseObject({ system: z.string(), code: z.string() })) }).meta({ description: 'Carries the `synthetic` tag' }),
-  })
-  .meta({ id: 'FhirResource', description: 'A synthetic FHIR R4 resource (https://hl7.org/fhir/R4/), stable across runs' });
-
-export type FhirResourceJson = z.input<typeof fhirResourceSchema>;
-
-/** The store's resources are FHIR R4 JSON already; the cast only tells the route which schema documents them. */
-export function asFhirJson<T extends FhirResource>(resource: T): FhirResourceJson {
-  return resource as unknown as FhirResourceJson;
-}
-
-/** A patient as a filter value: `syn-pat-0001` or `Patient/syn-pat-0001`. */
-export function patientIdFrom(value: string): string {
-  return value.startsWith('Patient/') ? value.slice('Patient/'.length) : value;
-}
-
-export function resourceNotFound(type: string, id: string): ApiProblem {
-  return new ApiProblem(404, 'not_found', `No ${type} with id ${id} exists in the synthetic world.`);
-}
+import { patientIdFrom, resourceNotFound } from './world-lookups';
 
 /** `GET /v1/sandbox/resources/{type}[/{id}]`: every fixture, by type, from the store's memory indexes. */
 export function sandboxResourceRoutes({ fhirStore }: { fhirStore: FhirStore }) {
@@ -39,7 +15,11 @@ export function sandboxResourceRoutes({ fhirStore }: { fhirStore: FhirStore }) {
   const assertSupported = (type: string) => {
     if (supported.has(type)) return;
     const closest = fhirStore.supportedTypes.find((candidate) => candidate.toLowerCase() === type.toLowerCase());
-    throw new ApiProblem(404, 'unknown_resource_type', `The sandbox has no resource type ${type}.${closest ? ` Did you mean ${closest}?` : ''} Supported types: ${typeList}.`);
+    throw new ApiProblem(
+      404,
+      'unknown_resource_type',
+      `The sandbox has no resource type ${type}.${closest ? ` Did you mean ${closest}?` : ''} Supported types: ${typeList}.`,
+    );
   };
 
   const typeParam = z.string().meta({ description: `A FHIR resource type, case-sensitive: ${typeList}`, example: 'Observation' });
@@ -69,7 +49,7 @@ export function sandboxResourceRoutes({ fhirStore }: { fhirStore: FhirStore }) {
           const patientId = patientIdFrom(query.patient);
           if (!perPatient.has(params.type)) {
             const message = `${params.type} resources are shared by all patients; drop the patient filter`;
-            throw new ApiProblem(422, 'validation_failed', `The request query string is invalid: query.patient: ${message}`, { errors: [{ path: 'query.patient', message }] });
+            throw invalidFields('query', [{ path: 'query.patient', message }]);
           }
           if (!fhirStore.read('Patient', patientId)) throw resourceNotFound('Patient', patientId);
           resources = fhirStore.listForPatient(params.type, patientId);

@@ -19,7 +19,10 @@ const scopeField = z
   .superRefine((value, context) => {
     for (const scope of splitScope(value)) {
       if (!(CONTEXT_SCOPES as readonly string[]).includes(scope) && !parseResourceScope(scope)) {
-        context.addIssue({ code: 'custom', message: `${scope} is not a SMART scope (e.g. launch, launch/patient, patient/*.rs, patient/Observation.read, openid, fhirUser, offline_access)` });
+        context.addIssue({
+          code: 'custom',
+          message: `${scope} is not a SMART scope (e.g. launch, launch/patient, patient/*.rs, patient/Observation.read, openid, fhirUser, offline_access)`,
+        });
       }
     }
   });
@@ -29,10 +32,14 @@ const registrationSchema = z
     client_name: z.string().trim().min(1, 'client_name must not be empty').max(200, 'client_name must be at most 200 characters'),
     redirect_uris: z.array(appUrl('each redirect URI')).min(1, 'register at least one redirect URI').max(20, 'at most 20 redirect URIs'),
     token_endpoint_auth_method: z
-      .enum(TOKEN_ENDPOINT_AUTH_METHODS, { message: 'token_endpoint_auth_method must be none (public client) or client_secret_basic (confidential client)' })
+      .enum(TOKEN_ENDPOINT_AUTH_METHODS, {
+        message: 'token_endpoint_auth_method must be none (public client) or client_secret_basic (confidential client)',
+      })
       .default('client_secret_basic')
       .meta({ description: 'none: a public app (PKCE only). client_secret_basic (the RFC 7591 default): a confidential app, given a secret once.' }),
-    scope: scopeField.optional().meta({ description: 'The most this client may ever be granted, space-separated. Omitted: any scope the sandbox grants.' }),
+    scope: scopeField
+      .optional()
+      .meta({ description: 'The most this client may ever be granted, space-separated. Omitted: any scope the sandbox grants.' }),
     launch_uri: appUrl('launch_uri').optional().meta({ description: 'Where an EHR launch opens the app (with iss and launch)' }),
   })
   .strict()
@@ -80,7 +87,8 @@ export function smartClientRoutes({ db }: { db: Database }) {
       path: '/v1/smart/clients',
       operationId: 'registerSmartClient',
       summary: 'Register a SMART on FHIR client',
-      description: 'A confidential client (client_secret_basic) gets its client_secret in this response only. An Idempotency-Key replay answers the same client without the secret.',
+      description:
+        'A confidential client (client_secret_basic) gets its client_secret in this response only. An Idempotency-Key replay answers the same client without the secret.',
       tag: 'SMART on FHIR',
       auth: 'api_key',
       body: registrationSchema,

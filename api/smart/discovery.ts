@@ -1,6 +1,6 @@
 import express, { type RequestHandler, type Router } from 'express';
-import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../smart/clients';
+import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { CONTEXT_SCOPES } from '../../smart/scopes';
 import { SIGNING_ALGORITHM } from '../../smart/signing-key';
 import type { TokenService } from '../../smart/tokens';

@@ -5,14 +5,14 @@ import type { Database } from '../../platform/database';
 import { findClient } from '../../smart/clients';
 import type { SmartUrls } from '../../smart/endpoints';
 import { createLaunch } from '../../smart/launches';
-import { type ApiProblem, notFound, validationProblem } from '../http/problem';
+import { type ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 
 const launchRequestSchema = z
   .object({
     client_id: z.string().min(1, 'client_id must not be empty').meta({ description: 'A client your organization registered' }),
     patient: z.string().min(1, 'patient must not be empty').meta({ description: 'Id of a synthetic Patient', example: 'p-0001' }),
-    encounter: z.string().min(1, 'encounter must not be empty').optional().meta({ description: 'Id of one of that patient\'s Encounters' }),
+    encounter: z.string().min(1, 'encounter must not be empty').optional().meta({ description: "Id of one of that patient's Encounters" }),
   })
   .strict()
   .meta({ id: 'SmartLaunchRequest' });
@@ -21,7 +21,7 @@ const launchSchema = z
   .object({
     launch: z.string().meta({ description: 'Opaque launch handle: for this client, one authorization, until expires_at' }),
     iss: z.string().meta({ description: 'The FHIR base URL (the aud the app must send)' }),
-    launch_url: z.string().nullable().meta({ description: 'The client\'s launch_uri with iss and launch; null when it registered none' }),
+    launch_url: z.string().nullable().meta({ description: "The client's launch_uri with iss and launch; null when it registered none" }),
     expires_at: z.iso.datetime(),
   })
   .meta({ id: 'SmartLaunch' });
@@ -46,7 +46,10 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
         if (!fhirStore.read('Patient', body.patient)) {
           throw invalidContext('patient', `no synthetic patient ${body.patient} exists; list them with GET /v1/patients`);
         }
-        if (body.encounter !== undefined && !fhirStore.listForPatient('Encounter', body.patient).some((encounter) => encounter.id === body.encounter)) {
+        if (
+          body.encounter !== undefined &&
+          !fhirStore.listForPatient('Encounter', body.patient).some((encounter) => encounter.id === body.encounter)
+        ) {
           throw invalidContext('encounter', `patient ${body.patient} has no encounter ${body.encounter}`);
         }
         const { handle, expiresAt } = await createLaunch(db, {
@@ -70,5 +73,5 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
 
 /** A well-formed body naming a patient or encounter the synthetic world lacks: the same 422 as a schema failure. */
 function invalidContext(field: 'patient' | 'encounter', message: string): ApiProblem {
-  return validationProblem('body', new z.ZodError([{ code: 'custom', path: [field], message }]));
+  return invalidFields('body', [{ path: `body.${field}`, message }]);
 }

@@ -71,7 +71,10 @@ export function patientPickerPage(view: PatientPickerView): string {
     </tr>`,
     )
     .join('\n');
-  const shown = view.patients.length < view.matching ? `Showing ${view.patients.length} of ${view.matching}; search to narrow the list.` : `${view.matching} patient(s).`;
+  const shown =
+    view.patients.length < view.matching
+      ? `Showing ${view.patients.length} of ${view.matching}; search to narrow the list.`
+      : `${view.matching} patient(s).`;
   return page(
     'Choose a patient',
     `<h1>Choose a patient for ${escapeHtml(view.clientName)}</h1>

@@ -21,7 +21,17 @@ const PICKER_PAGE_SIZE = 25;
  * application/x-www-form-urlencoded; errors are RFC 6749 `{ error, error_description }`, or an
  * HTML page wherever a redirect could not be trusted.
  */
-export function oauthRouter({ db, fhirStore, flow, tokens }: { db: Database; fhirStore: FhirStore; flow: AuthorizationFlow; tokens: TokenService }): Router {
+export function oauthRouter({
+  db,
+  fhirStore,
+  flow,
+  tokens,
+}: {
+  db: Database;
+  fhirStore: FhirStore;
+  flow: AuthorizationFlow;
+  tokens: TokenService;
+}): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 });
 
@@ -42,7 +52,15 @@ export function oauthRouter({ db, fhirStore, flow, tokens }: { db: Database; fhi
     const query = typeof req.query.q === 'string' ? req.query.q.trim() : '';
     const matching = searchPatients(fhirStore, query);
     htmlHeaders(res);
-    res.type('html').send(patientPickerPage({ requestId, clientName: pending.client.name, query, patients: matching.slice(0, PICKER_PAGE_SIZE), matching: matching.length }));
+    res.type('html').send(
+      patientPickerPage({
+        requestId,
+        clientName: pending.client.name,
+        query,
+        patients: matching.slice(0, PICKER_PAGE_SIZE),
+        matching: matching.length,
+      }),
+    );
   });
   router.post(SMART_PATHS.patientPicker, form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
@@ -65,7 +83,11 @@ export function oauthRouter({ db, fhirStore, flow, tokens }: { db: Database; fhi
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported; use authorization_code or refresh_token.`);
     }
-    const client = await authenticateClient(db, { authorization: req.headers.authorization, clientId: body.client_id, clientSecret: body.client_secret });
+    const client = await authenticateClient(db, {
+      authorization: req.headers.authorization,
+      clientId: body.client_id,
+      clientSecret: body.client_secret,
+    });
     if (grantType === 'authorization_code') {
       res.json(await flow.exchangeCode(client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier }));
       return;
@@ -76,7 +98,11 @@ export function oauthRouter({ db, fhirStore, flow, tokens }: { db: Database; fhi
 
   tokenEndpoint.post(SMART_PATHS.revoke, formOnly, form, async (req, res) => {
     const body = formBody(req);
-    const client = await authenticateClient(db, { authorization: req.headers.authorization, clientId: body.client_id, clientSecret: body.client_secret });
+    const client = await authenticateClient(db, {
+      authorization: req.headers.authorization,
+      clientId: body.client_id,
+      clientSecret: body.client_secret,
+    });
     if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
     await tokens.revoke(client, body.token);
     res.status(200).end();
@@ -105,7 +131,10 @@ async function introspectionCaller(db: Database, req: Request): Promise<(clientI
     return async (clientId) => (await findClient(db, clientId))?.organizationId === key.organizationId;
   }
   if (!req.headers.authorization) {
-    throw new OAuthError('invalid_client', 'Authenticate the introspection call: your organization API key (Bearer) or a confidential client (Basic).');
+    throw new OAuthError(
+      'invalid_client',
+      'Authenticate the introspection call: your organization API key (Bearer) or a confidential client (Basic).',
+    );
   }
   const client = await authenticateClient(db, { authorization: req.headers.authorization, clientId: undefined, clientSecret: undefined });
   return async (clientId) => clientId === client.id;
@@ -118,7 +147,10 @@ function answerAuthorization(res: Response, outcome: AuthorizeOutcome, redirectS
     return;
   }
   res.setHeader('Cache-Control', 'no-store');
-  res.redirect(redirectStatus, outcome.kind === 'redirect' ? outcome.location : `${SMART_PATHS.patientPicker}?request=${encodeURIComponent(outcome.requestId)}`);
+  res.redirect(
+    redirectStatus,
+    outcome.kind === 'redirect' ? outcome.location : `${SMART_PATHS.patientPicker}?request=${encodeURIComponent(outcome.requestId)}`,
+  );
 }
 
 /** Pages that take part in authorization are never cached or framed (clickjacking). */
@@ -135,7 +167,10 @@ function htmlHeaders(res: Response): void {
  */
 function searchPatients(fhirStore: FhirStore, query: string): Patient[] {
   const nameParameter = searchParametersOf('Patient').name!;
-  const words = query.split(/\s+/).filter(Boolean).map((word) => criterion(nameParameter, word)!);
+  const words = query
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => criterion(nameParameter, word)!);
   return fhirStore
     .patients()
     .filter((patient) => patient.id === query || words.every((startsAName) => startsAName(patient)))
@@ -163,7 +198,10 @@ function formBody(req: Request): Record<string, string | undefined> {
 
 const formOnly: RequestHandler = (req, _res, next) => {
   if (!req.is('application/x-www-form-urlencoded')) {
-    throw new OAuthError('invalid_request', `Send the parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`);
+    throw new OAuthError(
+      'invalid_request',
+      `Send the parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+    );
   }
   next();
 };

@@ -18,7 +18,10 @@ const connectionSchema = z
     name: z.string(),
     environment: z.enum(CONNECTION_ENVIRONMENTS),
     webhook_url: z.string().nullable().meta({ description: 'Own receiver URL; null when the organization default applies' }),
-    webhook_secret: z.string().nullable().meta({ description: 'Own signing secret (masked except when just issued); null when the organization default applies' }),
+    webhook_secret: z
+      .string()
+      .nullable()
+      .meta({ description: 'Own signing secret (masked except when just issued); null when the organization default applies' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -42,7 +45,7 @@ const updateConnectionSchema = z
     name: nameField.optional(),
     environment: environmentField.optional(),
     webhook_url: webhookUrlField.optional(),
-    webhook_secret: z.null().optional().meta({ description: 'null drops the connection\'s own secret, so the organization secret applies' }),
+    webhook_secret: z.null().optional().meta({ description: "null drops the connection's own secret, so the organization secret applies" }),
     rotate_secret: rotateSecretField.optional(),
   })
   .strict()

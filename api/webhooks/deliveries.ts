@@ -1,65 +1,47 @@
-import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
-import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import type { WebhookEnvelope } from '../../webhooks/envelope';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { findScenario } from '../../catalog/scenarios';
-import { connections, DELIVERY_STATUSES, type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../../drizzle/schema';
+import { connections, type Delivery } from '../../drizzle/schema';
+import { asFhirJson } from '../../fhir/resource-json';
+import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import { newId } from '../../platform/ids';
+import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
+import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import type { WebhookEnvelope } from '../../webhooks/envelope';
+import { DELIVERY_STATUSES, isTerminal } from '../../webhooks/vocabulary';
 import {
   cancelDeliveryUpdate,
-  DELIVERY_TERMINAL_FAILURE,
-  type DeliveryWorkflowInput,
-  deliveryWorkflow,
+  cannotCancel,
+  cannotReplay,
+  DELIVERY_STATE_CONFLICT,
+  deliverySearchAttributes,
+  deliveryWorkflowId,
   replayDeliveryUpdate,
-} from '../../workflows/delivery/workflow';
-import { ConnectionId, DeliveryStatus, EventType, OrgId, ScenarioId } from '../../workflows/search-attributes';
+} from '../../workflows/delivery/contract';
+import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
-import { ApiProblem, notFound } from '../http/problem';
+import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
+import { deliverySchema, presentDelivery } from './delivery-presenter';
 
-const attemptSchema = z
-  .object({
-    id: z.string(),
-    number: z.number().int().meta({ description: '1 for the first attempt; retries and replays count on' }),
-    trigger: z.enum(['initial', 'retry', 'replay']),
-    attempted_at: z.iso.datetime(),
-    duration_ms: z.number().int(),
-    target_url: z.string().nullable().meta({ description: 'Where this attempt was sent, resolved when it was made' }),
-    target_source: z.enum(['connection', 'organization']).nullable(),
-    outcome: z.enum(['succeeded', 'failed', 'gone']),
-    response_status: z.number().int().nullable(),
-    response_body: z.string().nullable().meta({ description: 'The first 2 KiB of the receiver\'s answer' }),
-    error: z.string().nullable(),
-    chaos: z.enum(['transient_503', 'slow', 'rate_limit']).nullable().meta({ description: 'The chaos mode that touched this attempt' }),
-  })
-  .meta({ id: 'DeliveryAttempt' });
-
-const deliverySchema = z
-  .object({
-    id: z.string().meta({ example: 'dlv_01jd8x3m0ae8v9q2w1f4k7t5zr' }),
-    event: z.string(),
-    status: z.enum(DELIVERY_STATUSES),
-    connection_id: z.string().nullable(),
-    scenario_id: z.string().nullable(),
-    environment: z.string(),
-    attempts: z.array(attemptSchema),
-    envelope: z.record(z.string(), z.unknown()).meta({ description: 'The stored envelope: the exact JSON every attempt and replay sends' }),
-    next_attempt_at: z.iso.datetime().nullable(),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
-  })
-  .meta({ id: 'Delivery' });
-
-const acceptedDeliverySchema = deliverySchema.extend({ url: z.string().meta({ description: 'Where to follow this delivery' }) }).meta({ id: 'AcceptedDelivery' });
+const acceptedDeliverySchema = deliverySchema
+  .extend({ url: z.string().meta({ description: 'Where to follow this delivery' }) })
+  .meta({ id: 'AcceptedDelivery' });
 
 const triggerFields = {
-  event: z.string().min(1).optional().meta({ description: `An event name from the catalog (GET /v1/sandbox/catalog); default ${DEFAULT_MOCK_EVENT}` }),
-  scenario_id: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog').optional().meta({ description: 'Tag the delivery with a catalog scenario' }),
+  event: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: `An event name from the catalog (GET /v1/sandbox/catalog); default ${DEFAULT_MOCK_EVENT}` }),
+  scenario_id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog')
+    .optional()
+    .meta({ description: 'Tag the delivery with a catalog scenario' }),
   connection_id: z.string().min(1).optional().meta({ description: 'Deliver for this connection (its URL and secret when it has them)' }),
 };
 const triggerBodySchema = z.object(triggerFields).strict().meta({ id: 'TriggerMockEvent' });
@@ -75,81 +57,23 @@ const listQuerySchema = pageQuerySchema.extend({
 
 const deliveryParams = z.object({ id: z.string().meta({ description: 'A `dlv_` id' }) });
 
-function presentAttempt(attempt: DeliveryAttempt): z.input<typeof attemptSchema> {
-  return {
-    id: attempt.id,
-    number: attempt.number,
-    trigger: attempt.trigger,
-    attempted_at: attempt.startedAt.toISOString(),
-    duration_ms: attempt.durationMs,
-    target_url: attempt.targetUrl,
-    target_source: attempt.targetSource,
-    outcome: attempt.outcome,
-    response_status: attempt.responseStatus,
-    response_body: attempt.responseBody,
-    error: attempt.error,
-    chaos: attempt.chaos as z.input<typeof attemptSchema>['chaos'],
-  };
+interface DeliveryRouteDependencies {
+  db: Database;
+  config: Config;
+  workflows: WorkflowClient;
+  fhirStore: FhirStore;
 }
 
-function presentDelivery(delivery: Delivery, attempts: DeliveryAttempt[]): z.input<typeof deliverySchema> {
-  return {
-    id: delivery.id,
-    event: delivery.event,
-    status: delivery.status,
-    connection_id: delivery.connectionId,
-    scenario_id: delivery.scenarioId,
-    environment: delivery.environment,
-    attempts: attempts.map(presentAttempt),
-    envelope: JSON.parse(delivery.envelopeBody),
-    next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
-    created_at: delivery.createdAt.toISOString(),
-    updated_at: delivery.updatedAt.toISOString(),
-  };
-}
-
-export const deliveryWorkflowId = (deliveryId: string) => `delivery-${deliveryId}`;
-
-/** An update sent to a run that has finished: the delivery is terminal. */
-function runHasClosed(error: unknown): boolean {
-  return /already completed|workflow execution already finished/i.test((error as Error).message);
-}
-
-/** Mock events, delivery history, and the cancel and replay signals of the delivery workflows. */
-export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; config: Config; temporal: Client }) {
-  async function attemptsOf(deliveryIds: string[]): Promise<Map<string, DeliveryAttempt[]>> {
-    const byDelivery = new Map<string, DeliveryAttempt[]>(deliveryIds.map((id) => [id, []]));
-    if (deliveryIds.length === 0) return byDelivery;
-    const rows = await db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, deliveryIds)).orderBy(asc(deliveryAttempts.number));
-    for (const row of rows) byDelivery.get(row.deliveryId)!.push(row);
-    return byDelivery;
-  }
-
+/** Mock events, delivery history, and the cancel and replay Updates of the delivery workflows. */
+export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: DeliveryRouteDependencies) {
   async function findOwned(organizationId: string, id: string): Promise<Delivery> {
-    const [delivery] = await db.select().from(deliveries).where(and(eq(deliveries.organizationId, organizationId), eq(deliveries.id, id)));
+    const delivery = await findDelivery(db, organizationId, id);
     if (!delivery) throw notFound('delivery', id);
     return delivery;
   }
 
   async function present(delivery: Delivery) {
-    return presentDelivery(delivery, (await attemptsOf([delivery.id])).get(delivery.id)!);
-  }
-
-  function searchAttributes(delivery: Pick<Delivery, 'organizationId' | 'event' | 'status' | 'connectionId' | 'scenarioId'>): SearchAttributePair[] {
-    return [
-      { key: OrgId, value: delivery.organizationId },
-      { key: EventType, value: delivery.event },
-      { key: DeliveryStatus, value: delivery.status },
-      ...(delivery.connectionId ? [{ key: ConnectionId, value: delivery.connectionId }] : []),
-      ...(delivery.scenarioId ? [{ key: ScenarioId, value: delivery.scenarioId }] : []),
-    ];
-  }
-
-  /** A workflow's refusal (the delivery is in the wrong state) becomes 409 with its reason. */
-  function refusalFrom(error: unknown): ApiProblem | null {
-    if (!(error instanceof WorkflowUpdateFailedError)) return null;
-    const cause = error.cause as { type?: string; message?: string } | undefined;
-    return cause?.type === DELIVERY_TERMINAL_FAILURE ? new ApiProblem(409, 'delivery_state_conflict', cause.message ?? 'The delivery is in the wrong state.') : null;
+    return presentDelivery(delivery, (await attemptsOf(db, [delivery.id])).get(delivery.id)!);
   }
 
   return [
@@ -173,7 +97,7 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
         const event = findEvent(eventName);
         if (!event) {
           const message = `unknown event "${eventName}"; GET /v1/sandbox/catalog lists the ${eventCatalog.size} valid events (e.g. ${DEFAULT_MOCK_EVENT})`;
-          throw new ApiProblem(422, 'unknown_event', `The event is not in the catalog: ${message}.`, { errors: [{ path: 'body.event', message }] });
+          throw invalidFields('body', [{ path: 'body.event', message }], 'unknown_event');
         }
         if (input.scenario_id && !findScenario(input.scenario_id)) {
           throw new ApiProblem(404, 'not_found', `No scenario with id ${input.scenario_id} exists; GET /v1/sandbox/catalog lists the scenarios.`);
@@ -193,7 +117,7 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
           connection_id: input.connection_id ?? null,
           environment,
           occurred_at: new Date().toISOString(),
-          resource: event.sampleResource(),
+          resource: asFhirJson(event.sampleResource(fhirStore)),
         };
         const newDelivery: NewDelivery = {
           id: newId('dlv'),
@@ -205,16 +129,19 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
           envelopeBody: JSON.stringify(envelope),
           createdAt: new Date().toISOString(),
         };
-        const workflowInput: DeliveryWorkflowInput = { deliveryId: newDelivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, newDelivery };
         try {
-          await temporal.workflow.start(deliveryWorkflow, {
+          await workflows.start(deliveryWorkflow, {
             workflowId: deliveryWorkflowId(newDelivery.id),
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [workflowInput],
-            typedSearchAttributes: searchAttributes({ ...newDelivery, status: 'pending' }),
+            args: [{ deliveryId: newDelivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, newDelivery }],
+            searchAttributes: deliverySearchAttributes({ ...newDelivery, status: 'pending' }),
           });
         } catch (error) {
-          throw new ApiProblem(503, 'workflow_engine_unavailable', `The delivery could not be started (${(error as Error).message}); nothing was sent. Retry shortly.`);
+          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
+          throw new ApiProblem(
+            503,
+            'workflow_engine_unavailable',
+            `The delivery could not be started (${error.message}); nothing was sent. Retry shortly.`,
+          );
         }
         await recordNewDelivery(db, newDelivery);
         const delivery = await findOwned(auth.organizationId, newDelivery.id);
@@ -234,24 +161,19 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
       success: { status: 200, description: 'A page of deliveries', schema: pageSchema(deliverySchema) },
       errors: [400, 422],
       handler: async ({ auth, query }) => {
-        const before = decodeCursor(query.cursor);
-        const rows = await db
-          .select()
-          .from(deliveries)
-          .where(
-            and(
-              eq(deliveries.organizationId, auth.organizationId),
-              before ? lt(deliveries.id, before) : undefined,
-              query.status ? eq(deliveries.status, query.status) : undefined,
-              query.event ? eq(deliveries.event, query.event) : undefined,
-              query.connection_id ? eq(deliveries.connectionId, query.connection_id) : undefined,
-              query.created_after ? gte(deliveries.createdAt, new Date(query.created_after)) : undefined,
-              query.created_before ? lte(deliveries.createdAt, new Date(query.created_before)) : undefined,
-            ),
-          )
-          .orderBy(desc(deliveries.id))
-          .limit(query.limit + 1);
-        const attempts = await attemptsOf(rows.slice(0, query.limit).map((row) => row.id));
+        const filter = {
+          before: decodeCursor(query.cursor),
+          status: query.status,
+          event: query.event,
+          connectionId: query.connection_id,
+          createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+          createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+        };
+        const rows = await listDeliveries(db, auth.organizationId, filter, query.limit + 1);
+        const attempts = await attemptsOf(
+          db,
+          rows.slice(0, query.limit).map((row) => row.id),
+        );
         return toPage(rows, query.limit, (row) => presentDelivery(row, attempts.get(row.id)!));
       },
     }),
@@ -281,11 +203,12 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
       handler: async ({ auth, params }) => {
         const delivery = await findOwned(auth.organizationId, params.id);
         try {
-          await temporal.workflow.getHandle(deliveryWorkflowId(delivery.id)).executeUpdate(cancelDeliveryUpdate);
+          await workflows.update(deliveryWorkflowId(delivery.id), cancelDeliveryUpdate);
         } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError || runHasClosed(error))) throw refusalFrom(error) ?? error;
+          if (!(error instanceof WorkflowClosedError)) throw error;
+          // The run has closed, so the delivery is terminal: its row says which state it ended in.
           const { status } = await findOwned(auth.organizationId, params.id);
-          throw new ApiProblem(409, 'delivery_state_conflict', `The delivery is already ${status}; only pending or retrying deliveries can be cancelled.`);
+          throw new ApiProblem(409, DELIVERY_STATE_CONFLICT, cannotCancel(status));
         }
         return present(await findOwned(auth.organizationId, params.id));
       },
@@ -295,7 +218,8 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
       path: '/v1/webhooks/deliveries/{id}/replay',
       operationId: 'replayDelivery',
       summary: 'Re-send the stored envelope of a finished delivery as a new attempt',
-      description: 'Same envelope, same delivery id, recorded as a new attempt on the same delivery. Answers once the workflow has accepted the replay; 409 while the delivery is still pending or retrying.',
+      description:
+        'Same envelope, same delivery id, recorded as a new attempt on the same delivery. Answers once the workflow has accepted the replay; 409 while the delivery is still pending or retrying.',
       tag: 'Webhooks',
       auth: 'api_key',
       params: deliveryParams,
@@ -303,23 +227,15 @@ export function webhookDeliveryRoutes({ db, config, temporal }: { db: Database; 
       errors: [404],
       handler: async ({ auth, params }) => {
         const delivery = await findOwned(auth.organizationId, params.id);
-        if (delivery.status === 'pending' || delivery.status === 'retrying') {
-          throw new ApiProblem(409, 'delivery_state_conflict', `The delivery is ${delivery.status}; only a finished delivery can be replayed.`);
-        }
-        const attemptsMade = (await attemptsOf([delivery.id])).get(delivery.id)!.length;
+        if (!isTerminal(delivery.status)) throw new ApiProblem(409, DELIVERY_STATE_CONFLICT, cannotReplay(delivery.status));
+        const attemptsMade = (await attemptsOf(db, [delivery.id])).get(delivery.id)!.length;
         // A closed run is restarted with the delivery's recorded state; a run still open takes the update itself.
-        const startWorkflowOperation = new WithStartWorkflowOperation(deliveryWorkflow, {
+        await workflows.updateWithStart(replayDeliveryUpdate, {
+          workflow: deliveryWorkflow,
           workflowId: deliveryWorkflowId(delivery.id),
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          workflowIdConflictPolicy: 'USE_EXISTING',
           args: [{ deliveryId: delivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, resumeFrom: { status: delivery.status, attemptsMade } }],
-          typedSearchAttributes: searchAttributes(delivery),
+          searchAttributes: deliverySearchAttributes(delivery),
         });
-        try {
-          await temporal.workflow.executeUpdateWithStart(replayDeliveryUpdate, { startWorkflowOperation });
-        } catch (error) {
-          throw refusalFrom(error) ?? error;
-        }
         return present(await findOwned(auth.organizationId, params.id));
       },
     }),

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { reliabilityProfiles } from '../../drizzle/schema';
-import { type ChaosProfile, chaosProfileSchema, DEFAULT_CHAOS_PROFILE } from '../../webhooks/chaos';
 import type { Database } from '../../platform/database';
+import { type ChaosProfile, chaosProfileSchema, DEFAULT_CHAOS_PROFILE } from '../../webhooks/chaos';
 import { defineRoute } from '../http/route';
 
 const reliabilityProfileSchema = chaosProfileSchema.extend({ updated_at: z.iso.datetime().nullable() }).meta({ id: 'WebhookReliabilityProfile' });

@@ -18,14 +18,20 @@ let observations: Observation[];
 let token: string;
 
 const CATEGORY_SYSTEM = 'http://terminology.hl7.org/CodeSystem/observation-category';
-const categoriesOf = (observation: Observation) => (observation.category ?? []).flatMap((concept) => concept.coding ?? []).filter((coding) => coding.system === CATEGORY_SYSTEM).map((coding) => coding.code!);
+const categoriesOf = (observation: Observation) =>
+  (observation.category ?? [])
+    .flatMap((concept) => concept.coding ?? [])
+    .filter((coding) => coding.system === CATEGORY_SYSTEM)
+    .map((coding) => coding.code!);
 
 beforeAll(async () => {
   service = await startTestService();
   fhirBase = `${service.baseUrl}/fhir/R4`;
   const store = service.fhirStore;
   const withObservations = store.patients().filter((patient) => store.listForPatient('Observation', patient.id!).length > 0);
-  const varied = withObservations.find((patient) => new Set((store.listForPatient('Observation', patient.id!) as Observation[]).flatMap(categoriesOf)).size >= 2);
+  const varied = withObservations.find(
+    (patient) => new Set((store.listForPatient('Observation', patient.id!) as Observation[]).flatMap(categoriesOf)).size >= 2,
+  );
   if (!varied || withObservations.length < 2) throw new Error('the synthetic world needs two patients with Observations, one in two categories');
   patientId = varied.id!;
   otherPatientId = withObservations.find((patient) => patient.id !== patientId)!.id!;
@@ -66,10 +72,20 @@ describe('/fhir/R4/metadata', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/fhir\+json/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     const statement = response.body;
-    expect(statement).toMatchObject({ resourceType: 'CapabilityStatement', fhirVersion: '4.0.1', kind: 'instance', format: expect.arrayContaining(['json']) });
+    expect(statement).toMatchObject({
+      resourceType: 'CapabilityStatement',
+      fhirVersion: '4.0.1',
+      kind: 'instance',
+      format: expect.arrayContaining(['json']),
+    });
     const rest = statement.rest[0];
-    expect(rest.security.service[0].coding[0]).toMatchObject({ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' });
-    const oauthUris = rest.security.extension.find((extension: { url: string }) => extension.url === 'http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris');
+    expect(rest.security.service[0].coding[0]).toMatchObject({
+      system: 'http://terminology.hl7.org/CodeSystem/restful-security-service',
+      code: 'SMART-on-FHIR',
+    });
+    const oauthUris = rest.security.extension.find(
+      (extension: { url: string }) => extension.url === 'http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris',
+    );
     expect(oauthUris.extension).toEqual(
       expect.arrayContaining([
         { url: 'authorize', valueUri: `${service.baseUrl}/oauth/authorize` },
@@ -78,7 +94,9 @@ describe('/fhir/R4/metadata', () => {
     );
     expect(rest.resource.map((resource: { type: string }) => resource.type).sort()).toEqual([...service.fhirStore.supportedTypes].sort());
     const observation = rest.resource.find((resource: { type: string }) => resource.type === 'Observation');
-    expect(observation.searchParam.map((param: { name: string }) => param.name)).toEqual(expect.arrayContaining(['patient', 'category', 'code', 'date', '_count']));
+    expect(observation.searchParam.map((param: { name: string }) => param.name)).toEqual(
+      expect.arrayContaining(['patient', 'category', 'code', 'date', '_count']),
+    );
   });
 });
 
@@ -137,16 +155,24 @@ describe('Observation search', () => {
     }
 
     const coding = observations[0]!.code.coding![0]!;
-    const withCode = observations.filter((observation) => observation.code.coding?.some((candidate) => candidate.system === coding.system && candidate.code === coding.code));
-    expect((await searchAll(`Observation?patient=${patientId}&code=${encodeURIComponent(`${coding.system}|${coding.code}`)}`)).first.total).toBe(withCode.length);
+    const withCode = observations.filter((observation) =>
+      observation.code.coding?.some((candidate) => candidate.system === coding.system && candidate.code === coding.code),
+    );
+    expect((await searchAll(`Observation?patient=${patientId}&code=${encodeURIComponent(`${coding.system}|${coding.code}`)}`)).first.total).toBe(
+      withCode.length,
+    );
 
-    const dated = observations.filter((observation) => observation.effectiveDateTime).sort((a, b) => Date.parse(a.effectiveDateTime!) - Date.parse(b.effectiveDateTime!));
+    const dated = observations
+      .filter((observation) => observation.effectiveDateTime)
+      .sort((a, b) => Date.parse(a.effectiveDateTime!) - Date.parse(b.effectiveDateTime!));
     const threshold = dated[Math.floor(dated.length / 2)]!.effectiveDateTime!.slice(0, 10);
     const onOrAfter = await searchAll(`Observation?patient=${patientId}&date=ge${threshold}`);
     const before = await searchAll(`Observation?patient=${patientId}&date=lt${threshold}`);
     expect(onOrAfter.entries.length).toBeGreaterThan(0);
-    for (const entry of onOrAfter.entries.filter((observation) => observation.effectiveDateTime)) expect(entry.effectiveDateTime!.slice(0, 10) >= threshold).toBe(true);
-    for (const entry of before.entries.filter((observation) => observation.effectiveDateTime)) expect(entry.effectiveDateTime!.slice(0, 10) < threshold).toBe(true);
+    for (const entry of onOrAfter.entries.filter((observation) => observation.effectiveDateTime))
+      expect(entry.effectiveDateTime!.slice(0, 10) >= threshold).toBe(true);
+    for (const entry of before.entries.filter((observation) => observation.effectiveDateTime))
+      expect(entry.effectiveDateTime!.slice(0, 10) < threshold).toBe(true);
     expect(onOrAfter.entries.length + before.entries.length).toBeGreaterThanOrEqual(dated.length);
   });
 
@@ -160,7 +186,11 @@ describe('Observation search', () => {
     expect((await read('Observation')).body.total).toBe(observations.length);
     const lenient = await read(`Observation?patient=${patientId}&unknown-param=1`);
     expect(lenient.body.link[0].url).not.toContain('unknown-param');
-    expectOutcome(await read(`Observation?patient=${patientId}&unknown-param=1`, { ...bearer(token), prefer: 'handling=strict' }), 400, 'not-supported');
+    expectOutcome(
+      await read(`Observation?patient=${patientId}&unknown-param=1`, { ...bearer(token), prefer: 'handling=strict' }),
+      400,
+      'not-supported',
+    );
     expectOutcome(await read(`Observation?patient=${patientId}&date=yesterday`), 400, 'invalid');
     expectOutcome(await read(`Observation?patient=${patientId}&_count=-1`), 400, 'invalid');
   });
@@ -180,9 +210,16 @@ describe('access rules', () => {
 
     // A token this server signed, whose hour has passed.
     const tokens = createTokenService({ db: service.database.db, lifetimes: service.config, urls: smartUrls(service.config.PUBLIC_BASE_URL) });
-    const [row] = await service.database.db.select().from(smartTokens).where(eq(smartTokens.id, decodeJwt(token).jti!));
+    const [row] = await service.database.db
+      .select()
+      .from(smartTokens)
+      .where(eq(smartTokens.id, decodeJwt(token).jti!));
     const [authorization] = await service.database.db.select().from(smartAuthorizations).where(eq(smartAuthorizations.id, row!.authorizationId));
-    const expired = await tokens.signAccessToken(authorization!, row!.scope, new Date(Date.now() - 2 * service.config.SMART_ACCESS_TOKEN_SECONDS * 1000));
+    const expired = await tokens.signAccessToken(
+      authorization!,
+      row!.scope,
+      new Date(Date.now() - 2 * service.config.SMART_ACCESS_TOKEN_SECONDS * 1000),
+    );
     const response = await read(`Patient/${patientId}`, bearer(expired.token));
     expectOutcome(response, 401, 'expired');
     expect(response.headers.get('www-authenticate')).toContain('error="invalid_token"');

@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../platform/logger';
-import { listen } from '../../runtime/services';
 import { VERSION } from '../../platform/version';
+import { listen } from '../../runtime/services';
 import { call, startTestService, type TestService } from '../support/service';
 
 let service: TestService;
@@ -87,7 +87,14 @@ describe('OpenAPI document and docs page', () => {
     expect(status).toBe(200);
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths)).toEqual(
-      expect.arrayContaining(['/v1/connections', '/v1/connections/{connection_id}', '/v1/settings/webhook', '/v1/auth/status', '/healthz', '/readyz']),
+      expect.arrayContaining([
+        '/v1/connections',
+        '/v1/connections/{connection_id}',
+        '/v1/settings/webhook',
+        '/v1/auth/status',
+        '/healthz',
+        '/readyz',
+      ]),
     );
     const create = document.paths['/v1/connections'].post;
     expect(create.security).toEqual([{ apiKey: [] }]);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../platform/logger';
-import { listen, type ListeningServer } from '../../runtime/services';
-import { signEnvelope } from '../../webhooks/signing';
 import { createRelayReceiver } from '../../relay-receiver/app';
+import { type ListeningServer, listen } from '../../runtime/services';
+import { signEnvelope } from '../../webhooks/signing';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { call, startTestService, type TestService } from '../support/service';
@@ -53,7 +53,12 @@ describe('the demo relay receiver', () => {
     expect(tampered.status).toBe(401);
     expect(tampered.body.error).toContain('X-Service-Signature');
 
-    const wrongSecret = signEnvelope({ deliveryId: 'dlv_forged', body, secret: 'sbx_whsec_not-the-secret', timestampSeconds: Math.floor(Date.now() / 1000) });
+    const wrongSecret = signEnvelope({
+      deliveryId: 'dlv_forged',
+      body,
+      secret: 'sbx_whsec_not-the-secret',
+      timestampSeconds: Math.floor(Date.now() / 1000),
+    });
     expect((await call(relayUrl, '/webhooks', { method: 'POST', headers: wrongSecret, body })).status).toBe(401);
 
     const stale = signEnvelope({ deliveryId: 'dlv_forged', body, secret: tenant.secret, timestampSeconds: Math.floor(Date.now() / 1000) - 3600 });
@@ -100,7 +105,12 @@ describe('the demo relay receiver', () => {
     let text = '';
     while (!text.includes(accepted.id)) text += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
-    const record = JSON.parse(text.split('\n').find((line) => line.includes(accepted.id))!.slice('data: '.length));
+    const record = JSON.parse(
+      text
+        .split('\n')
+        .find((line) => line.includes(accepted.id))!
+        .slice('data: '.length),
+    );
     expect(record).toMatchObject({ delivery_id: accepted.id, event: 'results.observation.final', verified: true });
   });
 });

@@ -67,7 +67,8 @@ describe('npm start (embedded database)', () => {
     const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
     expect(triggered.status).toBe(202);
     const relayed = await waitUntil(
-      async () => (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id),
+      async () =>
+        (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id),
       { what: 'the mock event reaching the relay receiver' },
     );
     expect(relayed.verified).toBe(true);
@@ -100,7 +101,11 @@ describe('npm start (embedded database)', () => {
 
 describe('npm run start:api and start:worker (production shape)', () => {
   it('refuse to run apart without a shared database and Temporal, saying what to set', async () => {
-    const result = await runToEnd('bin/start-api.ts', [], { DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, DATA_DIR: join(scratch, 'refused') });
+    const result = await runToEnd('bin/start-api.ts', [], {
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+      DATA_DIR: join(scratch, 'refused'),
+    });
     expect(result.code).toBe(1);
     expect(result.output).toContain('DATABASE_URL: the Postgres both processes share');
     expect(result.output).toContain('TEMPORAL_ADDRESS: the Temporal frontend');
@@ -108,7 +113,14 @@ describe('npm run start:api and start:worker (production shape)', () => {
 
   it('run as two processes against Postgres and Temporal: the API is ready and the worker polls the queue', async () => {
     const taskQueue = `split-test-${randomUUID()}`;
-    const env = { DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: taskQueue, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production' };
+    const env = {
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+    };
     const api = runEntryPoint('bin/start-api.ts', [], env);
     const worker = runEntryPoint('bin/start-worker.ts', [], env);
     try {
@@ -118,7 +130,11 @@ describe('npm run start:api and start:worker (production shape)', () => {
 
       const connection = await Connection.connect({ address: inject('temporalAddress') });
       const client = new Client({ connection });
-      const result = await client.workflow.execute('selfCheckWorkflow', { taskQueue, workflowId: `split-${randomUUID()}`, workflowExecutionTimeout: '20 seconds' });
+      const result = await client.workflow.execute('selfCheckWorkflow', {
+        taskQueue,
+        workflowId: `split-${randomUUID()}`,
+        workflowExecutionTimeout: '20 seconds',
+      });
       expect(result).toEqual({ organizations: expect.any(Number) });
       await connection.close();
     } finally {

@@ -18,7 +18,7 @@ describe('finding the Temporal CLI', () => {
     expect(findTemporalCli()).toMatch(/\/temporal$/);
   });
 
-  it('builds the pinned CLI with go install into Go\'s bin folder when none is found, saying so', async () => {
+  it("builds the pinned CLI with go install into Go's bin folder when none is found, saying so", async () => {
     // A stand-in `go` (the toolchain lies outside the product): answers `go env` and "installs" a binary.
     const fakeGoDir = mkdtempSync(join(tmpdir(), 'sandbox-fake-go-'));
     const goBin = join(fakeGoDir, 'bin');
@@ -35,7 +35,12 @@ describe('finding the Temporal CLI', () => {
       { mode: 0o755 },
     );
     try {
-      const result = await runToEnd('bin/install-temporal.ts', [], { PATH: `${fakeGoDir}:/usr/bin:/bin`, HOME: emptyHome, TEMPORAL_CLI_PATH: undefined, LOG_LEVEL: 'info' });
+      const result = await runToEnd('bin/install-temporal.ts', [], {
+        PATH: `${fakeGoDir}:/usr/bin:/bin`,
+        HOME: emptyHome,
+        TEMPORAL_CLI_PATH: undefined,
+        LOG_LEVEL: 'info',
+      });
       expect(result.code).toBe(0);
       expect(result.output).toContain('building github.com/temporalio/cli/cmd/temporal@v1.5.1 with go install');
       expect(result.output).toContain(`Temporal CLI: ${goBin}/temporal`);
@@ -46,9 +51,21 @@ describe('finding the Temporal CLI', () => {
   });
 
   it('lists the ways to get one when neither the CLI nor Go is there', async () => {
-    const result = await runToEnd('bin/start.ts', [], { PATH: emptyHome, HOME: emptyHome, TEMPORAL_ADDRESS: undefined, TEMPORAL_CLI_PATH: undefined, DATA_DIR: join(emptyHome, '.data') });
+    const result = await runToEnd('bin/start.ts', [], {
+      PATH: emptyHome,
+      HOME: emptyHome,
+      TEMPORAL_ADDRESS: undefined,
+      TEMPORAL_CLI_PATH: undefined,
+      DATA_DIR: join(emptyHome, '.data'),
+    });
     expect(result.code).toBe(1);
-    for (const way of ['brew install temporal', 'temporal.io/download', 'go install github.com/temporalio/cli/cmd/temporal@v1.5.1', 'docker compose up', 'TEMPORAL_ADDRESS']) {
+    for (const way of [
+      'brew install temporal',
+      'temporal.io/download',
+      'go install github.com/temporalio/cli/cmd/temporal@v1.5.1',
+      'docker compose up',
+      'TEMPORAL_ADDRESS',
+    ]) {
       expect(result.output).toContain(way);
     }
   });

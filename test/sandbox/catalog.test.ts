@@ -32,7 +32,11 @@ describe('GET /v1/sandbox/catalog', () => {
     const response = await service.call('/v1/sandbox/catalog', { key });
     expect(response.status).toBe(200);
     const { domains: listed, events, scenarios, payers } = response.body;
-    const byCategory = (category: string) => listed.filter((domain: { category: string }) => domain.category === category).map((domain: { id: string }) => domain.id).sort();
+    const byCategory = (category: string) =>
+      listed
+        .filter((domain: { category: string }) => domain.category === category)
+        .map((domain: { id: string }) => domain.id)
+        .sort();
     expect(byCategory('clinical')).toEqual([...CLINICAL].sort());
     expect(byCategory('admin_revenue')).toEqual([...ADMIN_REVENUE].sort());
     expect(byCategory('platform')).toEqual(['webhook_reliability']);
@@ -44,9 +48,12 @@ describe('GET /v1/sandbox/catalog', () => {
     }
     for (const scenario of scenarios) {
       expect(scenario.steps.length, scenario.id).toBeGreaterThan(0);
-      expect(scenario.typical_duration_seconds).toBe(scenario.steps.reduce((sum: number, step: { typical_delay_seconds: number }) => sum + step.typical_delay_seconds, 0));
+      expect(scenario.typical_duration_seconds).toBe(
+        scenario.steps.reduce((sum: number, step: { typical_delay_seconds: number }) => sum + step.typical_delay_seconds, 0),
+      );
       expect(scenario.typical_duration).toMatch(/^P(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?$/);
-      for (const name of scenario.steps.flatMap((step: { emits: string[] }) => step.emits)) expect(findEvent(name), `${scenario.id} emits ${name}`).toBeDefined();
+      for (const name of scenario.steps.flatMap((step: { emits: string[] }) => step.emits))
+        expect(findEvent(name), `${scenario.id} emits ${name}`).toBeDefined();
     }
     expect(scenarios.find((scenario: { id: string }) => scenario.id === 'prior_auth_approved_after_pend')).toMatchObject({
       domains: ['orders', 'eligibility', 'prior_auth', 'scheduling'],
@@ -55,7 +62,9 @@ describe('GET /v1/sandbox/catalog', () => {
   });
 
   it('gives every event an example envelope whose resource is valid FHIR R4 and resolves in the synthetic world', async () => {
-    const { events } = (await service.call('/v1/sandbox/catalog', { key })).body as { events: { name: string; domain: string; example_envelope: Envelope }[] };
+    const { events } = (await service.call('/v1/sandbox/catalog', { key })).body as {
+      events: { name: string; domain: string; example_envelope: Envelope }[];
+    };
     expect(events.map((event) => event.name)).toContain(DEFAULT_MOCK_EVENT);
     for (const { name, domain, example_envelope: envelope } of events) {
       expect(envelope, name).toMatchObject({ event: name, connection_id: null, environment: 'sandbox' });
@@ -71,16 +80,16 @@ describe('GET /v1/sandbox/catalog', () => {
   });
 
   it('describes events in the state they announce', async () => {
-    const admitted = findEvent('adt.patient.admitted')!.sampleResource() as { status: string; period: { end?: string } };
+    const admitted = findEvent('adt.patient.admitted')!.sampleResource(service.fhirStore) as { status: string; period: { end?: string } };
     expect(admitted.status).toBe('in-progress');
     expect(admitted.period.end).toBeUndefined();
-    const discharged = findEvent('adt.patient.discharged')!.sampleResource() as { status: string };
+    const discharged = findEvent('adt.patient.discharged')!.sampleResource(service.fhirStore) as { status: string };
     expect(discharged.status).toBe('finished');
-    const pended = findEvent('prior_auth.request.pended')!.sampleResource() as { outcome: string; preAuthRef?: string };
+    const pended = findEvent('prior_auth.request.pended')!.sampleResource(service.fhirStore) as { outcome: string; preAuthRef?: string };
     expect(pended).toMatchObject({ outcome: 'queued' });
     expect(pended.preAuthRef).toBeUndefined();
-    expect((findEvent('prior_auth.request.approved')!.sampleResource() as { preAuthRef?: string }).preAuthRef).toBeDefined();
-    expect((findEvent('prior_auth.request.denied')!.sampleResource() as { disposition: string }).disposition).toMatch(/^Denied/);
+    expect((findEvent('prior_auth.request.approved')!.sampleResource(service.fhirStore) as { preAuthRef?: string }).preAuthRef).toBeDefined();
+    expect((findEvent('prior_auth.request.denied')!.sampleResource(service.fhirStore) as { disposition: string }).disposition).toMatch(/^Denied/);
     // A sample is a copy: changing it never changes the shared world.
     expect(service.fhirStore.read('Encounter', (admitted as unknown as { id: string }).id)).toMatchObject({ status: 'finished' });
   });
@@ -141,7 +150,11 @@ describe('GET /v1/sandbox/payer-rules/{payer_id}', () => {
     expect(hmo.eligibility.referral_required_for_specialist).toBe(true);
     expect(hmo.denial_reasons.map((reason: { carc: string }) => reason.carc)).toContain('288');
     const medicaid = (await service.call('/v1/sandbox/payer-rules/syn-payer-meadowlark', { key })).body;
-    expect(medicaid).toMatchObject({ plan_type: 'medicaid_managed_care', cms_0057_f_impacted: true, eligibility: { cost_sharing: { primary_care_copay: 0, annual_deductible: 0 } } });
+    expect(medicaid).toMatchObject({
+      plan_type: 'medicaid_managed_care',
+      cms_0057_f_impacted: true,
+      eligibility: { cost_sharing: { primary_care_copay: 0, annual_deductible: 0 } },
+    });
   });
 
   it('answers 404 listing the payers for an unknown payer id', async () => {

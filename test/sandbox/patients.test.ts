@@ -57,7 +57,10 @@ describe('GET /v1/patients', () => {
     expect(byBirthDate.body.data.map((patient: Resource) => patient.id)).toContain('syn-pat-0001');
     expect(byBirthDate.body.data.every((patient: { birthDate: string }) => patient.birthDate === first.birthDate)).toBe(true);
 
-    const seniors = (await pageThrough('/v1/patients?birthdate=lt1961-01-01&gender=female')).items as unknown as { birthDate: string; gender: string }[];
+    const seniors = (await pageThrough('/v1/patients?birthdate=lt1961-01-01&gender=female')).items as unknown as {
+      birthDate: string;
+      gender: string;
+    }[];
     expect(seniors.length).toBeGreaterThan(0);
     expect(seniors.every((patient) => patient.birthDate < '1961-01-01' && patient.gender === 'female')).toBe(true);
     const bornIn1958 = (await pageThrough('/v1/patients?birthdate=1958')).items as unknown as { id: string; birthDate: string }[];
@@ -95,7 +98,12 @@ describe('the README walkthrough', () => {
   it('shows what the README says: Petra Ruecker, MRN1007919, HbA1c falling on metformin, an authorized knee MRI', async () => {
     const patient = (await service.call('/v1/patients?limit=2', { key })).body;
     expect(patient.next_cursor).toBe('eyJhZnRlciI6InN5bi1wYXQtMDAwMiJ9');
-    expect(patient.data[0]).toMatchObject({ id: 'syn-pat-0001', name: [{ family: 'Ruecker', given: ['Petra', 'Jaden'] }], gender: 'female', birthDate: '1958-12-12' });
+    expect(patient.data[0]).toMatchObject({
+      id: 'syn-pat-0001',
+      name: [{ family: 'Ruecker', given: ['Petra', 'Jaden'] }],
+      gender: 'female',
+      birthDate: '1958-12-12',
+    });
     expect(patient.data[0].identifier[0].value).toBe('MRN1007919');
     expect((await service.call('/v1/patients?name=pet%20rue', { key })).body.data.map((found: Resource) => found.id)).toEqual(['syn-pat-0001']);
 
@@ -105,8 +113,16 @@ describe('the README walkthrough', () => {
       valueQuantity: { value: number };
       interpretation: { coding: { code: string }[] }[];
     }[];
-    const a1c = observations.filter((observation) => observation.code.coding[0]!.code === '4548-4').sort((a, b) => (a.effectiveDateTime < b.effectiveDateTime ? -1 : 1));
-    expect(a1c.map((observation) => [observation.effectiveDateTime.slice(5, 7), observation.valueQuantity.value, observation.interpretation[0]!.coding[0]!.code])).toEqual([
+    const a1c = observations
+      .filter((observation) => observation.code.coding[0]!.code === '4548-4')
+      .sort((a, b) => (a.effectiveDateTime < b.effectiveDateTime ? -1 : 1));
+    expect(
+      a1c.map((observation) => [
+        observation.effectiveDateTime.slice(5, 7),
+        observation.valueQuantity.value,
+        observation.interpretation[0]!.coding[0]!.code,
+      ]),
+    ).toEqual([
       ['02', 9.1, 'H'],
       ['05', 8.6, 'H'],
       ['08', 8.1, 'H'],
@@ -166,6 +182,8 @@ describe('GET /v1/sandbox/resources/{type}', () => {
   it('refuses a patient filter on shared resources with a clear 422', async () => {
     const response = await service.call('/v1/sandbox/resources/Practitioner?patient=syn-pat-0001', { key });
     expect(response.status).toBe(422);
-    expect(response.body.errors).toEqual([{ path: 'query.patient', message: 'Practitioner resources are shared by all patients; drop the patient filter' }]);
+    expect(response.body.errors).toEqual([
+      { path: 'query.patient', message: 'Practitioner resources are shared by all patients; drop the patient filter' },
+    ]);
   });
 });

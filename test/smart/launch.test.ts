@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service';
-import { type AppReport, type SmartApp, startSmartApp } from '../support/smart-app';
 import { browse, registerSmartClient } from '../support/smart';
+import { type AppReport, type SmartApp, startSmartApp } from '../support/smart-app';
 
 let service: TestService;
 let app: SmartApp;
@@ -40,7 +40,11 @@ describe('the fhirclient package, unchanged, against the sandbox', () => {
     app.configure({ clientId: client.client_id, clientSecret: client.client_secret!, scope });
     const patientId = patientWithObservations(4);
 
-    const launch = await service.call('/v1/smart/launch', { key: tenant.key, method: 'POST', body: { client_id: client.client_id, patient: patientId } });
+    const launch = await service.call('/v1/smart/launch', {
+      key: tenant.key,
+      method: 'POST',
+      body: { client_id: client.client_id, patient: patientId },
+    });
     expect(launch.status).toBe(201);
     expect(launch.body.iss).toBe(`${service.baseUrl}/fhir/R4`);
     const launchUrl = new URL(launch.body.launch_url);
@@ -62,7 +66,11 @@ describe('the fhirclient package, unchanged, against the sandbox', () => {
     const tenant = await service.newTenant();
     app = await startSmartApp();
     const client = await registerSmartClient(service, tenant.key, { redirect_uris: [app.redirectUri], token_endpoint_auth_method: 'none' });
-    app.configure({ clientId: client.client_id, scope: 'launch/patient patient/*.read openid fhirUser offline_access', iss: `${service.baseUrl}/fhir/R4` });
+    app.configure({
+      clientId: client.client_id,
+      scope: 'launch/patient patient/*.read openid fhirUser offline_access',
+      iss: `${service.baseUrl}/fhir/R4`,
+    });
     const patientId = patientWithObservations(4);
 
     const page = await browse(app.launchUri, patientId);

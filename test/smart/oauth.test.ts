@@ -26,7 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-const exchange = (form: Record<string, string>, headers: Record<string, string> = {}) => postForm(service, '/oauth/token', { grant_type: 'authorization_code', ...form }, headers);
+const exchange = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+  postForm(service, '/oauth/token', { grant_type: 'authorization_code', ...form }, headers);
 
 function expectOAuthError(response: { status: number; headers: Headers; body: any }, status: number, error: string) {
   expect(response.status).toBe(status);
@@ -78,14 +79,22 @@ describe('SMART discovery', () => {
       expect(response.body.capabilities).not.toContain('permission-user');
     }
     const openid = await service.call('/.well-known/openid-configuration');
-    expect(openid.body).toMatchObject({ issuer: service.baseUrl, jwks_uri: `${service.baseUrl}/.well-known/jwks.json`, id_token_signing_alg_values_supported: ['RS256'] });
+    expect(openid.body).toMatchObject({
+      issuer: service.baseUrl,
+      jwks_uri: `${service.baseUrl}/.well-known/jwks.json`,
+      id_token_signing_alg_values_supported: ['RS256'],
+    });
   });
 
   it('answers CORS preflights for the token endpoint and the FHIR reads', async () => {
     for (const path of ['/oauth/token', '/fhir/R4/Patient/x']) {
       const preflight = await fetch(`${service.baseUrl}${path}`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://app.example', 'access-control-request-method': path.startsWith('/oauth') ? 'POST' : 'GET', 'access-control-request-headers': 'authorization' },
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': path.startsWith('/oauth') ? 'POST' : 'GET',
+          'access-control-request-headers': 'authorization',
+        },
       });
       expect(preflight.status, path).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
@@ -97,7 +106,12 @@ describe('SMART discovery', () => {
 describe('client registration and EHR launch', () => {
   it('registers a confidential client with its secret shown once, and a replay without it', async () => {
     const tenant = await service.newTenant();
-    const body = { client_name: 'Chart app', redirect_uris: ['https://app.example/callback'], scope: 'launch patient/*.rs openid fhirUser', launch_uri: 'https://app.example/launch' };
+    const body = {
+      client_name: 'Chart app',
+      redirect_uris: ['https://app.example/callback'],
+      scope: 'launch patient/*.rs openid fhirUser',
+      launch_uri: 'https://app.example/launch',
+    };
     const headers = { 'idempotency-key': `register-${tenant.organizationId}` };
     const created = await service.call('/v1/smart/clients', { key: tenant.key, method: 'POST', body, headers });
     expect(created.status).toBe(201);
@@ -113,7 +127,9 @@ describe('client registration and EHR launch', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.client_id).toBe(created.body.client_id);
     expect(replay.body).not.toHaveProperty('client_secret');
-    const stored = await service.database.db.execute(`select count(*)::int as count from idempotency_keys where response_body like '%${created.body.client_secret}%'`);
+    const stored = await service.database.db.execute(
+      `select count(*)::int as count from idempotency_keys where response_body like '%${created.body.client_secret}%'`,
+    );
     expect(stored).toMatchObject([{ count: 0 }]);
   });
 
@@ -122,7 +138,12 @@ describe('client registration and EHR launch', () => {
     const response = await service.call('/v1/smart/clients', {
       key: tenant.key,
       method: 'POST',
-      body: { client_name: '', redirect_uris: ['not a url', 'https://app.example/cb#frag'], token_endpoint_auth_method: 'client_secret_post', scope: 'patient/*.rs everything' },
+      body: {
+        client_name: '',
+        redirect_uris: ['not a url', 'https://app.example/cb#frag'],
+        token_endpoint_auth_method: 'client_secret_post',
+        scope: 'patient/*.rs everything',
+      },
     });
     expect(response.status).toBe(422);
     expect(response.body.errors.map((error: { path: string }) => error.path)).toEqual(
@@ -152,8 +173,11 @@ describe('client registration and EHR launch', () => {
     const tenant = await service.newTenant();
     const client = await registerSmartClient(service, tenant.key);
     const other = await registerSmartClient(service, tenant.key);
-    const { launch } = (await service.call('/v1/smart/launch', { key: tenant.key, method: 'POST', body: { client_id: client.client_id, patient: patientId } })).body;
-    const ehr = (target: typeof client) => requestAuthorization(service, authorizationParams(service, target, pkcePair().challenge, { launch, scope: 'launch patient/*.rs' }));
+    const { launch } = (
+      await service.call('/v1/smart/launch', { key: tenant.key, method: 'POST', body: { client_id: client.client_id, patient: patientId } })
+    ).body;
+    const ehr = (target: typeof client) =>
+      requestAuthorization(service, authorizationParams(service, target, pkcePair().challenge, { launch, scope: 'launch patient/*.rs' }));
 
     const wrongClient = await ehr(other);
     expect(wrongClient.location?.searchParams.get('error')).toBe('invalid_request');
@@ -168,13 +192,25 @@ describe('client registration and EHR launch', () => {
     const tenant = await service.newTenant();
     const client = await registerSmartClient(service, tenant.key);
     const encounter = service.fhirStore.listForPatient('Encounter', patientId)[0]!;
-    const launched = await service.call('/v1/smart/launch', { key: tenant.key, method: 'POST', body: { client_id: client.client_id, patient: patientId, encounter: encounter.id } });
+    const launched = await service.call('/v1/smart/launch', {
+      key: tenant.key,
+      method: 'POST',
+      body: { client_id: client.client_id, patient: patientId, encounter: encounter.id },
+    });
     const pkce = pkcePair();
-    const params = authorizationParams(service, client, pkce.challenge, { launch: launched.body.launch, scope: 'launch launch/patient launch/encounter patient/Encounter.rs' });
+    const params = authorizationParams(service, client, pkce.challenge, {
+      launch: launched.body.launch,
+      scope: 'launch launch/patient launch/encounter patient/Encounter.rs',
+    });
     const authorized = await requestAuthorization(service, params);
     const code = authorized.location!.searchParams.get('code')!;
     const tokens = await exchange({ code, code_verifier: pkce.verifier, redirect_uri: params.redirect_uri!, client_id: client.client_id });
-    expect(tokens.body).toMatchObject({ patient: patientId, encounter: encounter.id, need_patient_banner: false, scope: 'launch launch/patient launch/encounter patient/Encounter.rs' });
+    expect(tokens.body).toMatchObject({
+      patient: patientId,
+      encounter: encounter.id,
+      need_patient_banner: false,
+      scope: 'launch launch/patient launch/encounter patient/Encounter.rs',
+    });
     expect((await service.call(`/fhir/R4/Encounter/${encounter.id}`, { headers: bearer(tokens.body.access_token) })).status).toBe(200);
   });
 });
@@ -230,14 +266,22 @@ describe('the authorization endpoint', () => {
     const posted = await fetch(`${service.baseUrl}/oauth/authorize`, { method: 'POST', body: new URLSearchParams(params), redirect: 'manual' });
     expect(posted.status).toBe(303);
     const picker = new URL(posted.headers.get('location')!, service.baseUrl);
-    const declined = await fetch(`${service.baseUrl}/oauth/authorize/patient`, { method: 'POST', body: new URLSearchParams({ request: picker.searchParams.get('request')!, deny: '1' }), redirect: 'manual' });
+    const declined = await fetch(`${service.baseUrl}/oauth/authorize/patient`, {
+      method: 'POST',
+      body: new URLSearchParams({ request: picker.searchParams.get('request')!, deny: '1' }),
+      redirect: 'manual',
+    });
     const location = new URL(declined.headers.get('location')!);
     expect(location.searchParams.get('error')).toBe('access_denied');
     expect(location.searchParams.get('state')).toBe(params.state);
   });
 
   it('grants only what it serves, in the syntax asked for, and says so in scope', async () => {
-    const { tokens } = await standaloneTokens(service, patientId, 'launch launch/patient launch/encounter patient/Observation.cruds patient/Patient.read patient/*.write user/*.read openid fhirUser profile');
+    const { tokens } = await standaloneTokens(
+      service,
+      patientId,
+      'launch launch/patient launch/encounter patient/Observation.cruds patient/Patient.read patient/*.write user/*.read openid fhirUser profile',
+    );
     expect(tokens.scope).toBe('launch/patient patient/Observation.rs patient/Patient.read openid fhirUser');
   });
 });
@@ -259,13 +303,25 @@ describe('the token endpoint (g(10)-style negative checks)', () => {
 
   it('refuses a missing, a wrong and a plain-equal code_verifier', async () => {
     const missing = await freshCode();
-    expectOAuthError(await exchange({ code: missing.code, redirect_uri: missing.redirectUri, client_id: missing.client.client_id }), 400, 'invalid_request');
+    expectOAuthError(
+      await exchange({ code: missing.code, redirect_uri: missing.redirectUri, client_id: missing.client.client_id }),
+      400,
+      'invalid_request',
+    );
 
     const wrong = await freshCode();
-    expectOAuthError(await exchange({ code: wrong.code, code_verifier: pkcePair().verifier, redirect_uri: wrong.redirectUri, client_id: wrong.client.client_id }), 400, 'invalid_grant');
+    expectOAuthError(
+      await exchange({ code: wrong.code, code_verifier: pkcePair().verifier, redirect_uri: wrong.redirectUri, client_id: wrong.client.client_id }),
+      400,
+      'invalid_grant',
+    );
 
     const plain = await freshCode();
-    expectOAuthError(await exchange({ code: plain.code, code_verifier: plain.challenge, redirect_uri: plain.redirectUri, client_id: plain.client.client_id }), 400, 'invalid_grant');
+    expectOAuthError(
+      await exchange({ code: plain.code, code_verifier: plain.challenge, redirect_uri: plain.redirectUri, client_id: plain.client.client_id }),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('refuses a reused code and revokes the tokens the first use issued', async () => {
@@ -280,16 +336,27 @@ describe('the token endpoint (g(10)-style negative checks)', () => {
 
   it('refuses an expired code', async () => {
     const { client, code, verifier, redirectUri } = await freshCode();
-    await service.database.db.update(smartAuthorizations).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(smartAuthorizations.codeHash, digest(code)));
+    await service.database.db
+      .update(smartAuthorizations)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(smartAuthorizations.codeHash, digest(code)));
     expectOAuthError(await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id }), 400, 'invalid_grant');
   });
 
   it('refuses a redirect_uri other than the one authorized, and another client', async () => {
     const { client, code, verifier } = await freshCode();
-    expectOAuthError(await exchange({ code, code_verifier: verifier, redirect_uri: 'http://127.0.0.1:9/other', client_id: client.client_id }), 400, 'invalid_grant');
+    expectOAuthError(
+      await exchange({ code, code_verifier: verifier, redirect_uri: 'http://127.0.0.1:9/other', client_id: client.client_id }),
+      400,
+      'invalid_grant',
+    );
     const second = await freshCode();
     const other = await registerSmartClient(service, second.key);
-    expectOAuthError(await exchange({ code: second.code, code_verifier: second.verifier, redirect_uri: second.redirectUri, client_id: other.client_id }), 400, 'invalid_grant');
+    expectOAuthError(
+      await exchange({ code: second.code, code_verifier: second.verifier, redirect_uri: second.redirectUri, client_id: other.client_id }),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('authenticates confidential clients with Basic only, and refuses a bad secret', async () => {
@@ -318,21 +385,38 @@ describe('the token endpoint (g(10)-style negative checks)', () => {
 describe('refresh, revocation and introspection', () => {
   it('rotates the refresh token; the refreshed-away access and refresh tokens stop working', async () => {
     const { tokens, client } = await standaloneTokens(service, patientId, 'launch/patient patient/*.rs offline_access');
-    const refreshed = await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
+    const refreshed = await postForm(service, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: client.client_id,
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body).toMatchObject({ patient: patientId, scope: tokens.scope, refresh_token: expect.any(String) });
     expect(refreshed.body.refresh_token).not.toBe(tokens.refresh_token);
 
     expect((await service.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(tokens.access_token) })).status).toBe(401);
     expect((await service.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(refreshed.body.access_token) })).status).toBe(200);
-    expectOAuthError(await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id }), 400, 'invalid_grant');
+    expectOAuthError(
+      await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id }),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('refuses a bad refresh token and a scope wider than the grant', async () => {
     const { tokens, client } = await standaloneTokens(service, patientId, 'launch/patient patient/Patient.rs offline_access');
-    expectOAuthError(await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: client.client_id }), 400, 'invalid_grant');
     expectOAuthError(
-      await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id, scope: 'patient/*.rs' }),
+      await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: client.client_id }),
+      400,
+      'invalid_grant',
+    );
+    expectOAuthError(
+      await postForm(service, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: client.client_id,
+        scope: 'patient/*.rs',
+      }),
       400,
       'invalid_scope',
     );
@@ -340,7 +424,12 @@ describe('refresh, revocation and introspection', () => {
 
   it('narrows the scope at refresh when asked', async () => {
     const { tokens, client } = await standaloneTokens(service, patientId, 'launch/patient patient/*.rs offline_access');
-    const narrowed = await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id, scope: 'patient/Patient.rs offline_access' });
+    const narrowed = await postForm(service, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: client.client_id,
+      scope: 'patient/Patient.rs offline_access',
+    });
     expect(narrowed.body.scope).toBe('patient/Patient.rs offline_access');
     expect((await service.call(`/fhir/R4/Observation?patient=${patientId}`, { headers: bearer(narrowed.body.access_token) })).status).toBe(403);
   });
@@ -351,7 +440,11 @@ describe('refresh, revocation and introspection', () => {
     expect(revoked.status).toBe(200);
     expect((await service.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(tokens.access_token) })).status).toBe(401);
 
-    const refreshed = await postForm(service, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
+    const refreshed = await postForm(service, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: client.client_id,
+    });
     expect(refreshed.status).toBe(200);
     expect((await postForm(service, '/oauth/revoke', { token: refreshed.body.refresh_token, client_id: client.client_id })).status).toBe(200);
     expect((await service.call(`/fhir/R4/Patient/${patientId}`, { headers: bearer(refreshed.body.access_token) })).status).toBe(401);
@@ -361,7 +454,14 @@ describe('refresh, revocation and introspection', () => {
     const { tokens, client, key } = await standaloneTokens(service, patientId, 'launch/patient patient/*.rs openid fhirUser');
     const active = await postForm(service, '/oauth/introspect', { token: tokens.access_token }, bearer(key));
     expect(active.status).toBe(200);
-    expect(active.body).toMatchObject({ active: true, client_id: client.client_id, scope: tokens.scope, patient: patientId, fhirUser: `${fhirBase}/Patient/${patientId}`, exp: expect.any(Number) });
+    expect(active.body).toMatchObject({
+      active: true,
+      client_id: client.client_id,
+      scope: tokens.scope,
+      patient: patientId,
+      fhirUser: `${fhirBase}/Patient/${patientId}`,
+      exp: expect.any(Number),
+    });
 
     const stranger = await service.newTenant();
     expect((await postForm(service, '/oauth/introspect', { token: tokens.access_token }, bearer(stranger.key))).body).toEqual({ active: false });
@@ -377,7 +477,13 @@ describe('across API processes and restarts', () => {
     const sibling = await startTestService({ PUBLIC_BASE_URL: service.baseUrl });
     let accessToken: string;
     try {
-      const exchanged = await postForm(sibling, '/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.client_id });
+      const exchanged = await postForm(sibling, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        client_id: client.client_id,
+      });
       expect(exchanged.status).toBe(200);
       accessToken = exchanged.body.access_token;
       expect((await sibling.call('/.well-known/jwks.json')).body).toEqual((await service.call('/.well-known/jwks.json')).body);

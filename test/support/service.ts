@@ -7,9 +7,9 @@ import { type Config, loadConfig } from '../../platform/config';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
+import { VERSION } from '../../platform/version';
 import { listen } from '../../runtime/services';
 import { connectTemporal } from '../../runtime/temporal';
-import { VERSION } from '../../platform/version';
 import { type RunningWorker, startWorker } from '../../runtime/worker';
 import { freePort } from './ports';
 

@@ -100,7 +100,11 @@ describe('the reliability profile', () => {
       body: { transient_503: { rate: 2 }, slow: { delay_ms: -1 }, flaky: {} },
     });
     expect(invalid.status).toBe(422);
-    expect(invalid.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['body.flaky', 'body.slow.delay_ms', 'body.transient_503.rate']);
+    expect(invalid.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
+      'body.flaky',
+      'body.slow.delay_ms',
+      'body.transient_503.rate',
+    ]);
     expect((await service.call('/v1/sandbox/webhook-reliability', { key: tenant.key })).body.slow.delay_ms).toBe(500);
   });
 });

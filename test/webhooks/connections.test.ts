@@ -43,7 +43,11 @@ describe('connections', () => {
     expect(rotated.body.webhook_secret).toMatch(SECRET);
     expect(rotated.body.webhook_secret).not.toBe(created.body.webhook_secret);
 
-    const dropped = await service.call(path, { key: tenant.key, method: 'PATCH', body: { webhook_secret: null, webhook_url: null, name: 'Lab feed 2' } });
+    const dropped = await service.call(path, {
+      key: tenant.key,
+      method: 'PATCH',
+      body: { webhook_secret: null, webhook_url: null, name: 'Lab feed 2' },
+    });
     expect(dropped.status).toBe(200);
     expect(dropped.body).toMatchObject({ name: 'Lab feed 2', environment: 'staging', webhook_url: null, webhook_secret: null });
     expect(Date.parse(dropped.body.updated_at)).toBeGreaterThan(Date.parse(created.body.updated_at));
@@ -109,7 +113,12 @@ describe('connections', () => {
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe('malformed_json');
 
-    const form = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await service.call('/v1/connections', {
+      key: tenant.key,
+      method: 'POST',
+      body: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
     expect(form.body.code).toBe('unsupported_media_type');
 
@@ -121,13 +130,23 @@ describe('connections', () => {
 
   it('refuses private webhook targets unless the operator allows them', async () => {
     const tenant = await publicOnly.newTenant();
-    for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/hook', 'http://[::1]/hook']) {
+    for (const url of [
+      'http://127.0.0.1:9000/hook',
+      'http://localhost/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.1.2.3/hook',
+      'http://[::1]/hook',
+    ]) {
       const response = await publicOnly.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'x', webhook_url: url } });
       expect(response.status, url).toBe(422);
       expect(response.body.code).toBe('webhook_url_not_allowed');
       expect(response.body.errors[0].path).toBe('body.webhook_url');
     }
-    const publicTarget = await publicOnly.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'x', webhook_url: 'https://93.184.215.14/hook' } });
+    const publicTarget = await publicOnly.call('/v1/connections', {
+      key: tenant.key,
+      method: 'POST',
+      body: { name: 'x', webhook_url: 'https://93.184.215.14/hook' },
+    });
     expect(publicTarget.status).toBe(201);
     expect((await publicOnly.call('/v1/connections', { key: tenant.key })).body.data).toHaveLength(1);
   });
@@ -141,7 +160,11 @@ describe('organization webhook settings', () => {
     expect(initial.body.webhook_url).toBeNull();
     expect(initial.body.webhook_secret).toMatch(MASKED);
 
-    const updated = await service.call('/v1/settings/webhook', { key: tenant.key, method: 'PATCH', body: { webhook_url: 'http://localhost:3004/webhooks' } });
+    const updated = await service.call('/v1/settings/webhook', {
+      key: tenant.key,
+      method: 'PATCH',
+      body: { webhook_url: 'http://localhost:3004/webhooks' },
+    });
     expect(updated.body).toMatchObject({ webhook_url: 'http://localhost:3004/webhooks', webhook_secret: initial.body.webhook_secret });
 
     const rotated = await service.call('/v1/settings/webhook', { key: tenant.key, method: 'PATCH', body: { rotate_secret: true } });
@@ -153,7 +176,11 @@ describe('organization webhook settings', () => {
 
   it('validates the settings body', async () => {
     const tenant = await service.newTenant();
-    const response = await service.call('/v1/settings/webhook', { key: tenant.key, method: 'PATCH', body: { webhook_url: 42, rotate_secret: 'yes' } });
+    const response = await service.call('/v1/settings/webhook', {
+      key: tenant.key,
+      method: 'PATCH',
+      body: { webhook_url: 42, rotate_secret: 'yes' },
+    });
     expect(response.status).toBe(422);
     expect(response.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['body.rotate_secret', 'body.webhook_url']);
   });

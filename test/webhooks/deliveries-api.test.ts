@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventCatalog } from '../../catalog/events';
+import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
@@ -19,7 +20,13 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
     const response = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST' });
     expect(response.status).toBe(202);
     expect(response.headers.get('location')).toBe(`/v1/webhooks/deliveries/${response.body.id}`);
-    expect(response.body).toMatchObject({ event: 'adt.patient.admitted', status: 'pending', connection_id: null, environment: 'sandbox', attempts: [] });
+    expect(response.body).toMatchObject({
+      event: 'adt.patient.admitted',
+      status: 'pending',
+      connection_id: null,
+      environment: 'sandbox',
+      attempts: [],
+    });
     expect(response.body.id).toMatch(/^dlv_/);
     expect(response.body.envelope.resource).toMatchObject({ resourceType: 'Encounter', status: 'in-progress' });
   });
@@ -27,10 +34,13 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
   it('reads event, scenario_id and connection_id from the query string too, the body winning', async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'Query' } });
-    const fromQuery = await service.call(`/v1/webhooks/trigger-mock-event?event=results.observation.final&scenario_id=prior_auth_denied&connection_id=${connection.body.id}`, {
-      key: tenant.key,
-      method: 'POST',
-    });
+    const fromQuery = await service.call(
+      `/v1/webhooks/trigger-mock-event?event=results.observation.final&scenario_id=prior_auth_denied&connection_id=${connection.body.id}`,
+      {
+        key: tenant.key,
+        method: 'POST',
+      },
+    );
     expect(fromQuery.status).toBe(202);
     expect(fromQuery.body).toMatchObject({ event: 'results.observation.final', scenario_id: 'prior_auth_denied', connection_id: connection.body.id });
     const bodyWins = await service.call('/v1/webhooks/trigger-mock-event?event=results.observation.final', {
@@ -52,7 +62,11 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
 
   it('refuses an unknown event with 422 saying where the valid ones are', async () => {
     const tenant = await service.newTenant();
-    const response = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { event: 'adt.patient.teleported' } });
+    const response = await service.call('/v1/webhooks/trigger-mock-event', {
+      key: tenant.key,
+      method: 'POST',
+      body: { event: 'adt.patient.teleported' },
+    });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('unknown_event');
     expect(response.body.errors).toEqual([{ path: 'body.event', message: expect.stringContaining('GET /v1/sandbox/catalog') }]);
@@ -64,10 +78,18 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
     const unknown = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { connection_id: 'conn_nope' } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toContain('conn_nope');
-    const noScenario = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { scenario_id: 'teleportation_consult' } });
+    const noScenario = await service.call('/v1/webhooks/trigger-mock-event', {
+      key: tenant.key,
+      method: 'POST',
+      body: { scenario_id: 'teleportation_consult' },
+    });
     expect(noScenario.status).toBe(404);
     expect(noScenario.body.detail).toContain('GET /v1/sandbox/catalog');
-    const bad = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { scenario_id: 'Not A Scenario!', colour: 1 } });
+    const bad = await service.call('/v1/webhooks/trigger-mock-event', {
+      key: tenant.key,
+      method: 'POST',
+      body: { scenario_id: 'Not A Scenario!', colour: 1 },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['body.colour', 'body.scenario_id']);
   });
@@ -75,8 +97,18 @@ describe('POST /v1/webhooks/trigger-mock-event', () => {
   it('honours Idempotency-Key: one delivery, one request to the receiver', async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const headers = { 'idempotency-key': randomUUID() };
-    const first = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { event: 'claims.claim.submitted' }, headers });
-    const retry = await service.call('/v1/webhooks/trigger-mock-event', { key: tenant.key, method: 'POST', body: { event: 'claims.claim.submitted' }, headers });
+    const first = await service.call('/v1/webhooks/trigger-mock-event', {
+      key: tenant.key,
+      method: 'POST',
+      body: { event: 'claims.claim.submitted' },
+      headers,
+    });
+    const retry = await service.call('/v1/webhooks/trigger-mock-event', {
+      key: tenant.key,
+      method: 'POST',
+      body: { event: 'claims.claim.submitted' },
+      headers,
+    });
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body.id).toBe(first.body.id);
     await waitForDelivery(service, tenant.key, first.body.id, isFinished);
@@ -90,9 +122,16 @@ describe('GET /v1/webhooks/deliveries', () => {
     const failing = await startReceiver(() => ({ status: 500 }));
     try {
       const tenant = await tenantReceivingAt(service, receiver.url);
-      const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'Failing', webhook_url: failing.url } });
+      const connection = await service.call('/v1/connections', {
+        key: tenant.key,
+        method: 'POST',
+        body: { name: 'Failing', webhook_url: failing.url },
+      });
       const since = new Date().toISOString();
-      const ok = [await trigger(service, tenant.key, { event: 'claims.claim.submitted' }), await trigger(service, tenant.key, { event: 'claims.claim.submitted' })];
+      const ok = [
+        await trigger(service, tenant.key, { event: 'claims.claim.submitted' }),
+        await trigger(service, tenant.key, { event: 'claims.claim.submitted' }),
+      ];
       const bad = await trigger(service, tenant.key, { event: 'eligibility.check.completed', connection_id: connection.body.id });
       for (const { id } of [...ok, bad]) await waitForDelivery(service, tenant.key, id, isFinished);
 
@@ -140,6 +179,6 @@ describe('Temporal visibility', () => {
       },
       { what: 'the delivery run appearing in Temporal visibility', timeoutMs: 15_000, intervalMs: 200 },
     );
-    expect(found).toEqual([`delivery-${accepted.id}`]);
+    expect(found).toEqual([deliveryWorkflowId(accepted.id)]);
   });
 });

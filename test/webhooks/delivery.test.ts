@@ -3,8 +3,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findEvent } from '../../catalog/events';
 import { newId } from '../../platform/ids';
+import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
-import { waitForDelivery, isFinished, tenantReceivingAt, trigger } from '../support/deliveries';
+import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
@@ -50,13 +51,28 @@ describe('a delivery to a real receiver', () => {
       expect(() => new Webhook(`${tenant.secret}x`, { format: 'raw' }).verify(request!.body, request!.headers as Record<string, string>)).toThrow();
 
       const envelope = JSON.parse(request!.body);
-      expect(envelope).toMatchObject({ event: 'claims.claim.submitted', connection_id: null, environment: 'sandbox', resource: { resourceType: 'Claim' } });
+      expect(envelope).toMatchObject({
+        event: 'claims.claim.submitted',
+        connection_id: null,
+        environment: 'sandbox',
+        resource: { resourceType: 'Claim' },
+      });
       expect(envelope.id).toMatch(/^evt_/);
 
       const delivery = await waitForDelivery(service, tenant.key, accepted.id, isFinished);
       expect(delivery).toMatchObject({ status: 'succeeded', next_attempt_at: null });
       expect(delivery.attempts).toHaveLength(1);
-      expect(delivery.attempts[0]).toMatchObject({ number: 1, trigger: 'initial', outcome: 'succeeded', response_status: 200, response_body: 'ok', target_url: receiver.url, target_source: 'organization', chaos: null, error: null });
+      expect(delivery.attempts[0]).toMatchObject({
+        number: 1,
+        trigger: 'initial',
+        outcome: 'succeeded',
+        response_status: 200,
+        response_body: 'ok',
+        target_url: receiver.url,
+        target_source: 'organization',
+        chaos: null,
+        error: null,
+      });
     } finally {
       await receiver.close();
     }
@@ -78,7 +94,11 @@ describe('failing receivers', () => {
       expect(delivery.next_attempt_at).toBeNull();
       expect(delivery.attempts.map((a: { number: number }) => a.number)).toEqual([1, 2, 3, 4, 5]);
       expect(delivery.attempts.map((a: { trigger: string }) => a.trigger)).toEqual(['initial', 'retry', 'retry', 'retry', 'retry']);
-      expect(delivery.attempts.every((a: { response_status: number; response_body: string }) => a.response_status === 500 && a.response_body === 'receiver is down')).toBe(true);
+      expect(
+        delivery.attempts.every(
+          (a: { response_status: number; response_body: string }) => a.response_status === 500 && a.response_body === 'receiver is down',
+        ),
+      ).toBe(true);
       expect(receiver.requests).toHaveLength(5);
 
       // Each gap between attempts is the schedule's entry for it, as the receiver saw them.
@@ -88,7 +108,7 @@ describe('failing receivers', () => {
         expect(gap, `gap before attempt ${i + 1}`).toBeLessThan(SCHEDULE_MS[i - 1]! + TIMER_SLACK_MS);
       }
       // The workflow has ended: no timer is left to send a sixth request.
-      const run = await service.temporal.workflow.getHandle(`delivery-${accepted.id}`).describe();
+      const run = await service.temporal.workflow.getHandle(deliveryWorkflowId(accepted.id)).describe();
       expect(run.status.name).toBe('COMPLETED');
     } finally {
       await receiver.close();
@@ -141,7 +161,7 @@ describe('cancel and replay', () => {
       expect(cancelled.status).toBe(200);
       expect(cancelled.body).toMatchObject({ id: accepted.id, status: 'cancelled', next_attempt_at: null });
       // The hour-long timer is gone with the run: the workflow has completed, cancelled.
-      const result = await slow.temporal.workflow.getHandle(`delivery-${accepted.id}`).result();
+      const result = await slow.temporal.workflow.getHandle(deliveryWorkflowId(accepted.id)).result();
       expect(result).toMatchObject({ status: 'cancelled', attemptsMade: 1 });
       expect(receiver.requests).toHaveLength(1);
 
@@ -213,12 +233,18 @@ describe('webhook targets', () => {
       const [request] = await connectionReceiver.waitForRequests(1);
       const envelope = JSON.parse(request!.body);
       expect(envelope).toMatchObject({ connection_id: own.body.id, environment: 'staging' });
-      expect(request!.headers['x-service-signature']).toBe(`sha256=${createHmac('sha256', own.body.webhook_secret).update(request!.body).digest('hex')}`);
+      expect(request!.headers['x-service-signature']).toBe(
+        `sha256=${createHmac('sha256', own.body.webhook_secret).update(request!.body).digest('hex')}`,
+      );
       const delivery = await waitForDelivery(service, tenant.key, accepted.id, isFinished);
       expect(delivery.attempts[0]).toMatchObject({ target_url: connectionReceiver.url, target_source: 'connection' });
 
       // A connection with its own URL but no own secret is signed with the organization secret.
-      const urlOnly = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'URL only', webhook_url: connectionReceiver.url } });
+      const urlOnly = await service.call('/v1/connections', {
+        key: tenant.key,
+        method: 'POST',
+        body: { name: 'URL only', webhook_url: connectionReceiver.url },
+      });
       await trigger(service, tenant.key, { connection_id: urlOnly.body.id });
       const [, second] = await connectionReceiver.waitForRequests(2);
       expect(second!.headers['x-service-signature']).toBe(`sha256=${createHmac('sha256', tenant.secret).update(second!.body).digest('hex')}`);
@@ -268,7 +294,11 @@ describe('tenancy', () => {
       }
       expect((await service.call('/v1/webhooks/deliveries', { key: stranger.key })).body.data).toEqual([]);
       const ownerConnection = await service.call('/v1/connections', { key: owner.key, method: 'POST', body: { name: 'mine' } });
-      const borrowed = await service.call('/v1/webhooks/trigger-mock-event', { key: stranger.key, method: 'POST', body: { connection_id: ownerConnection.body.id } });
+      const borrowed = await service.call('/v1/webhooks/trigger-mock-event', {
+        key: stranger.key,
+        method: 'POST',
+        body: { connection_id: ownerConnection.body.id },
+      });
       expect(borrowed.status).toBe(404);
     } finally {
       await receiver.close();
@@ -288,12 +318,19 @@ describe('accepted work is never lost', () => {
         scenarioId: null,
         event: 'adt.patient.admitted',
         environment: 'sandbox',
-        envelopeBody: JSON.stringify({ id: newId('evt'), event: 'adt.patient.admitted', connection_id: null, environment: 'sandbox', occurred_at: new Date().toISOString(), resource: findEvent('adt.patient.admitted')!.sampleResource() }),
+        envelopeBody: JSON.stringify({
+          id: newId('evt'),
+          event: 'adt.patient.admitted',
+          connection_id: null,
+          environment: 'sandbox',
+          occurred_at: new Date().toISOString(),
+          resource: findEvent('adt.patient.admitted')!.sampleResource(service.fhirStore),
+        }),
         createdAt: new Date().toISOString(),
       };
       // What the API had done when it died: the workflow is started, the row is not written.
       await service.temporal.workflow.start(deliveryWorkflow, {
-        workflowId: `delivery-${newDelivery.id}`,
+        workflowId: deliveryWorkflowId(newDelivery.id),
         taskQueue: service.taskQueue,
         args: [{ deliveryId: newDelivery.id, retryScheduleMs: SCHEDULE_MS, newDelivery }],
       });

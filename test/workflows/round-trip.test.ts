@@ -1,5 +1,4 @@
-import { inject } from 'vitest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTemporal } from '../../runtime/temporal';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import type { selfCheckWorkflow } from '../../workflows/self-check/workflow';

@@ -1,46 +1,19 @@
-import {
-  ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  defineQuery,
-  defineUpdate,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import type { AttemptTrigger } from '../../activities/deliveries';
-import type { DeliveryStatusValue } from '../../drizzle/schema';
-import type { NewDelivery } from '../../webhooks/delivery-records';
-import { decideAfterAttempt, decideAfterReplay } from './policy';
+import { refuse } from '../../platform/workflow-refusal';
+import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
 import { DeliveryStatus } from '../search-attributes';
-
-export interface DeliveryWorkflowInput {
-  deliveryId: string;
-  /** Delays before each retry, in ms (WEBHOOK_RETRY_SCHEDULE, fixed when the delivery is created). */
-  retryScheduleMs: number[];
-  /** Set by the trigger: the delivery to record before the first attempt (if the API has not yet). */
-  newDelivery?: NewDelivery;
-  /** Set when a replay starts a new run for a delivery whose earlier run has closed. */
-  resumeFrom?: { status: DeliveryStatusValue; attemptsMade: number };
-}
-
-export interface DeliveryState {
-  status: DeliveryStatusValue;
-  attemptsMade: number;
-  nextAttemptAt: string | null;
-}
-
-export const DELIVERY_TERMINAL_FAILURE = 'DeliveryStateConflict';
-
-export const deliveryStateQuery = defineQuery<DeliveryState>('deliveryState');
-/** Answers once the delivery is cancelled; fails (DeliveryStateConflict) once it is terminal. */
-export const cancelDeliveryUpdate = defineUpdate<DeliveryState>('cancelDelivery');
-/** Answers once the replay is accepted (state `pending`); fails unless the delivery is terminal. */
-export const replayDeliveryUpdate = defineUpdate<DeliveryState>('replayDelivery');
-
-const TERMINAL: ReadonlySet<DeliveryStatusValue> = new Set(['succeeded', 'failed', 'cancelled']);
+import {
+  cancelDeliveryUpdate,
+  cannotCancel,
+  cannotReplay,
+  DELIVERY_STATE_CONFLICT,
+  type DeliveryState,
+  type DeliveryWorkflowInput,
+  deliveryStateQuery,
+  replayDeliveryUpdate,
+} from './contract';
+import { decideAfterAttempt, decideAfterReplay } from './policy';
 
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
@@ -55,7 +28,7 @@ const { recordDeliveryState, recordNewDelivery } = proxyLocalActivities<SandboxA
 });
 
 /**
- * One webhook delivery, `delivery-<dlv id>`: an immediate attempt, then the retry schedule as
+ * One webhook delivery (its id: deliveryWorkflowId in ./contract): an immediate attempt, then the retry schedule as
  * durable timers. Timers (not an activity retry policy) because the schedule is not geometric, a
  * 429 can stretch one delay, every attempt must be recorded as it happens, and a cancel must end a
  * wait at once: a timer raced against the cancel condition does all four plainly.
@@ -87,26 +60,28 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   }
 
   setHandler(deliveryStateQuery, () => state);
+  const refusesCancel = () => isTerminal(state.status);
+  const refusesReplay = () => !isTerminal(state.status) || replayRequested;
   setHandler(
     cancelDeliveryUpdate,
     () =>
       exclusively(async () => {
-        if (TERMINAL.has(state.status)) throw conflict(`The delivery is already ${state.status}; only pending or retrying deliveries can be cancelled.`);
+        refuseIf(refusesCancel(), cannotCancel(state.status));
         await setState('cancelled', null);
         return state;
       }),
-    { validator: () => rejectIf(TERMINAL.has(state.status), `The delivery is already ${state.status}; only pending or retrying deliveries can be cancelled.`) },
+    { validator: () => refuseIf(refusesCancel(), cannotCancel(state.status)) },
   );
   setHandler(
     replayDeliveryUpdate,
     () =>
       exclusively(async () => {
-        if (!TERMINAL.has(state.status) || replayRequested) throw conflict(`The delivery is ${state.status}; only a finished delivery can be replayed.`);
+        refuseIf(refusesReplay(), cannotReplay(state.status));
         replayRequested = true;
         await setState('pending', null);
         return state;
       }),
-    { validator: () => rejectIf(!TERMINAL.has(state.status) || replayRequested, `The delivery is ${state.status}; only a finished delivery can be replayed.`) },
+    { validator: () => refuseIf(refusesReplay(), cannotReplay(state.status)) },
   );
 
   async function attempt(trigger: AttemptTrigger, retriesUsed: number) {
@@ -138,10 +113,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   }
 }
 
-function conflict(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: DELIVERY_TERMINAL_FAILURE, message, nonRetryable: true });
-}
-
-function rejectIf(rejected: boolean, message: string): void {
-  if (rejected) throw conflict(message);
+/** Checked twice: by the validator, and again once the handler holds the lock, as the state may have moved. */
+function refuseIf(refused: boolean, message: string): void {
+  if (refused) throw refuse(DELIVERY_STATE_CONFLICT, message);
 }
