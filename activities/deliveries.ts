@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
 import { connections, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
+import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import { signEnvelope } from '../webhooks/signing';
 import { webhookUrlProblem } from '../webhooks/targets';
-import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../webhooks/vocabulary';
 
 export interface DeliveryActivityDependencies {
   db: Database;

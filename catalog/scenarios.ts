@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/retry-schedule';
+import { DEFAULT_RETRY_SCHEDULE_MS } from '../platform/retry-schedule';
 import { eventCatalog } from './events';
 
 /**

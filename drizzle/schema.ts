@@ -1,9 +1,9 @@
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../webhooks/vocabulary';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
-/** A partner organization. Holds the default webhook target (decisions.md: two-tier targets). */
+/** A partner organization. Holds the default webhook target (CONVENTIONS.md: two-tier targets). */
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
@@ -53,7 +53,7 @@ export type ApiKey = typeof apiKeys.$inferSelect;
 export type Connection = typeof connections.$inferSelect;
 
 /**
- * Idempotency-Key records (decisions.md): the first response to a key is stored and replayed for
+ * Idempotency-Key records (CONVENTIONS.md): the first response to a key is stored and replayed for
  * 24 h to the same request; a different request with the same key is refused.
  */
 export const idempotencyKeys = pgTable(
@@ -101,7 +101,7 @@ export const deliveries = pgTable(
   ],
 );
 
-/** Every attempt of a delivery, as decisions.md lists: number, time, duration, response, error, chaos. */
+/** Every attempt of a delivery, as CONVENTIONS.md lists: number, time, duration, response, error, chaos. */
 export const deliveryAttempts = pgTable(
   'delivery_attempts',
   {
@@ -125,7 +125,7 @@ export const deliveryAttempts = pgTable(
   (table) => [uniqueIndex('delivery_attempts_delivery_number_idx').on(table.deliveryId, table.number)],
 );
 
-/** The organization's chaos profile (decisions.md): per mode, the first N attempts and/or a rate. */
+/** The organization's chaos profile (CONVENTIONS.md): per mode, the first N attempts and/or a rate. */
 export const reliabilityProfiles = pgTable('reliability_profiles', {
   organizationId: text('organization_id')
     .primaryKey()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from '../webhooks/retry-schedule';
+import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from './retry-schedule';
 import { API_KEY_PATTERN } from './secrets';
 
 /**

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 
 /**
  * The pinned Temporal CLI. Later tags carry a `replace` directive, so `go install` refuses them
- * (decisions.md).
+ * (CONVENTIONS.md).
  */
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 

@@ -102,7 +102,7 @@ export async function connectTemporal(address: string, namespace: string): Promi
 }
 
 /**
- * Registers the search attributes of decisions.md where they are missing. A cluster that refuses
+ * Registers the search attributes of CONVENTIONS.md where they are missing. A cluster that refuses
  * (Temporal Cloud manages them in its console) is reported, not fatal: runs still work, only the
  * Web UI filters do not.
  */

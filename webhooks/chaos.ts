@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The chaos profile (decisions.md): transient 503, slow and rate-limit modes, each with a
+ * The chaos profile (CONVENTIONS.md): transient 503, slow and rate-limit modes, each with a
  * deterministic option (the first N attempts of every delivery) and a probabilistic one (a rate).
  */
 const firstN = z.number().int().min(0).max(100).meta({ description: 'Affect attempts 1..N of every delivery (0: off)' });

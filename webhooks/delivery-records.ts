@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
+import type { DeliveryStatusValue } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
-import type { DeliveryStatusValue } from './vocabulary';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
 export interface NewDelivery {

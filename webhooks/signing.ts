@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { VERSION } from '../platform/version';
 
 /**
- * The signature contract of decisions.md. Both HMACs are keyed with the secret string's UTF-8 bytes:
+ * The signature contract of CONVENTIONS.md. Both HMACs are keyed with the secret string's UTF-8 bytes:
  * - `X-Service-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>` (the spec's header);
  * - Standard Webhooks `webhook-signature: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>`,
  *   so receivers using a Standard Webhooks library (raw secret) verify with replay protection.

@@ -8,6 +8,7 @@ import { type FhirStore, patientOf } from '../../fixtures/store';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
+import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 
 const FHIR_JSON = 'application/fhir+json';
@@ -17,7 +18,7 @@ const RESOURCE_ID = /^[A-Za-z0-9\-.]{1,64}$/;
 const RESULT_PARAMETERS = new Set(['_count', '_offset', '_format', '_pretty', '_summary']);
 
 /**
- * FHIR R4 reads over the synthetic world (decisions.md: FHIR conventions): `metadata` is open;
+ * FHIR R4 reads over the synthetic world (CONVENTIONS.md: FHIR conventions): `metadata` is open;
  * everything else needs a SMART access token and answers only that token's patient, within its
  * scopes. Errors are OperationOutcomes.
  */
@@ -42,7 +43,7 @@ export function fhirRouter({
   const withToken = requireAccessToken(tokens, urls);
   router.get(`${base}/:type/:id`, withToken, (req, res) => {
     const { type, id } = req.params as { type: string; id: string };
-    const grant = res.locals.grant as AccessGrant;
+    const grant = res.locals.grant!;
     assertServed(fhirStore, type);
     const allowed = allowedBy(grant, type, 'read');
     const resource = RESOURCE_ID.test(id) ? fhirStore.read(type, id) : undefined;
@@ -62,7 +63,7 @@ export function fhirRouter({
 
   const search: RequestHandler = (req, res) => {
     const { type } = req.params as { type: string };
-    const grant = res.locals.grant as AccessGrant;
+    const grant = res.locals.grant!;
     assertServed(fhirStore, type);
     const allowed = allowedBy(grant, type, 'search');
     const params = searchParams(req);
@@ -104,18 +105,17 @@ export function fhirRouter({
 function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandler {
   const realm = `Bearer realm="${urls.fhirBase}"`;
   return async (req, res, next) => {
-    const header = req.headers.authorization;
-    if (!header)
+    const credential = readBearer(req.headers.authorization);
+    if (credential.kind === 'missing')
       throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', {
         'WWW-Authenticate': realm,
       });
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) {
+    if (credential.kind === 'malformed') {
       throw new FhirError(401, 'login', 'The Authorization header must be "Bearer <access_token>".', {
         'WWW-Authenticate': `${realm}, error="invalid_request"`,
       });
     }
-    const check = await tokens.checkAccessToken(match[1]!);
+    const check = await tokens.checkAccessToken(credential.token);
     if (!check.valid) {
       throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
         'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,

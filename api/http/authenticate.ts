@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Database } from '../../platform/database';
 import { lookUpApiKey } from '../../platform/organizations';
+import { readBearer } from './bearer';
 import { ApiProblem } from './problem';
 
 const CHALLENGE = 'Bearer realm="sandbox"';
@@ -11,19 +12,18 @@ const CHALLENGE = 'Bearer realm="sandbox"';
  */
 export function authenticate(db: Database): RequestHandler {
   return async (req, res, next) => {
-    const header = req.headers.authorization;
-    if (!header) {
+    const credential = readBearer(req.headers.authorization);
+    if (credential.kind === 'missing') {
       throw unauthorized('missing_api_key', 'This endpoint needs an API key: send Authorization: Bearer <API_KEY>.', CHALLENGE);
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) {
+    if (credential.kind === 'malformed') {
       throw unauthorized(
         'invalid_authorization_header',
         'The Authorization header must be "Bearer <API_KEY>".',
         `${CHALLENGE}, error="invalid_request"`,
       );
     }
-    const found = await lookUpApiKey(db, match[1]!);
+    const found = await lookUpApiKey(db, credential.token);
     if (found.status !== 'active') {
       throw found.status === 'revoked'
         ? unauthorized(

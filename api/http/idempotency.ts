@@ -4,7 +4,6 @@ import type { RequestHandler, Response } from 'express';
 import { idempotencyKeys } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import { ApiProblem } from './problem';
-import type { AuthContext } from './route';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A request still in progress after this long belongs to a process that died. */
@@ -12,7 +11,7 @@ const ABANDONED_AFTER_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * `Idempotency-Key` on POSTs that create work (decisions.md): the same key and body within 24 h
+ * `Idempotency-Key` on POSTs that create work (CONVENTIONS.md): the same key and body within 24 h
  * answers the first response again (`Idempotent-Replayed: true`) and creates nothing; the same key
  * with another body is 422; a retry while the first is still running is 409. Server errors release
  * the key so the request can be retried. A route may store a replay body without its one-time
@@ -25,7 +24,8 @@ export function idempotency(db: Database): RequestHandler {
     if (!KEY_PATTERN.test(key)) {
       throw new ApiProblem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters, e.g. a UUID.');
     }
-    const { organizationId } = res.locals.auth as AuthContext;
+    // Mounted after authenticate (api/http/route.ts), so the key's organization is known.
+    const { organizationId } = res.locals.auth!;
     const requestHash = createHash('sha256')
       .update(`${req.method} ${req.path}\n${JSON.stringify(req.body ?? null)}`)
       .digest('hex');
@@ -84,7 +84,7 @@ export function idempotency(db: Database): RequestHandler {
       if (status >= 500) {
         await db.delete(idempotencyKeys).where(thisKey);
       } else {
-        const stored = typeof res.locals.replayBody === 'string' ? res.locals.replayBody : body;
+        const stored = res.locals.replayBody ?? body;
         await db
           .update(idempotencyKeys)
           .set({ state: 'completed', responseStatus: status, responseContentType: contentType, responseBody: stored })

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiProblem } from './problem';
 
-/** `?limit=` (default 50, max 200) and an opaque `?cursor=`, per decisions.md. */
+/** `?limit=` (default 50, max 200) and an opaque `?cursor=`, per CONVENTIONS.md. */
 export const pageQuerySchema = z.object({
   limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(200, 'limit must be at most 200').default(50),
   cursor: z.string().min(1).optional().meta({ description: 'The `next_cursor` of the previous page' }),

@@ -1,16 +1,12 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
+import type { AuthContext } from './locals';
 import { ApiProblem, validationProblem } from './problem';
 
 /**
  * One definition per operation: its zod schemas validate the request, type the handler and
  * produce the OpenAPI document (api/openapi.ts), so the three cannot drift apart.
  */
-
-export interface AuthContext {
-  organizationId: string;
-  apiKeyId: string;
-}
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type AuthMode = 'api_key' | 'none';
@@ -78,7 +74,7 @@ export interface RouteMiddleware {
   creatingWork: RequestHandler[];
 }
 
-/** POSTs create work, so they honour Idempotency-Key (decisions.md). */
+/** POSTs create work, so they honour Idempotency-Key (CONVENTIONS.md). */
 export function createsWork(route: AnyRoute): boolean {
   return route.method === 'post' && route.auth === 'api_key';
 }
@@ -90,7 +86,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
       const params = parseOrThrow('path', route.params, req.params);
       const query = parseOrThrow('query', route.query, req.query);
       const body = route.body ? parseBody(route.body, req) : undefined;
-      const result = await route.handler({ params, query, body, auth: res.locals.auth, req, res });
+      const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
       if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
       res.status(route.success.status).json(result);
     });

@@ -9,6 +9,7 @@ import { authenticateClient, findClient } from '../../smart/clients';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { OAuthError } from '../../smart/oauth-error';
 import type { TokenService } from '../../smart/tokens';
+import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 import { authorizationErrorPage, displayName, patientPickerPage } from './oauth-pages';
 
@@ -124,9 +125,9 @@ export function oauthRouter({
  * the partner) sees its clients' tokens; a confidential client with Basic auth sees its own.
  */
 async function introspectionCaller(db: Database, req: Request): Promise<(clientId: string) => Promise<boolean>> {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (bearer) {
-    const key = await lookUpApiKey(db, bearer[1]!);
+  const bearer = readBearer(req.headers.authorization);
+  if (bearer.kind === 'token') {
+    const key = await lookUpApiKey(db, bearer.token);
     if (key.status !== 'active') throw new OAuthError('invalid_client', 'The API key is unknown or revoked.');
     return async (clientId) => (await findClient(db, clientId))?.organizationId === key.organizationId;
   }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { findScenario } from '../../catalog/scenarios';
 import { connections, type Delivery } from '../../drizzle/schema';
+import { DELIVERY_STATUSES, isTerminal } from '../../drizzle/vocabulary';
 import { asFhirJson } from '../../fhir/resource-json';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
@@ -11,7 +12,6 @@ import { newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
 import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../../webhooks/envelope';
-import { DELIVERY_STATUSES, isTerminal } from '../../webhooks/vocabulary';
 import {
   cancelDeliveryUpdate,
   cannotCancel,

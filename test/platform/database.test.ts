@@ -18,7 +18,7 @@ const EXPECTED_TABLES = (Object.values(schema) as unknown[])
   .filter((value): value is PgTable => is(value, PgTable))
   .map((table) => getTableName(table))
   .sort();
-const journal = JSON.parse(readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
+const journal = JSON.parse(readFileSync(new URL('../../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
 
 /** Runs `body` against a new, empty database on the test server, dropped afterwards. */
 async function withEmptyDatabase(body: (url: string) => Promise<void>): Promise<void> {

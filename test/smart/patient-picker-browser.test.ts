@@ -13,7 +13,7 @@ import { authorizationParams, pkcePair, postForm, registerSmartClient } from '..
 /** Debian's `chromium` package; .ci/run installs it. Without it this file is skipped, saying why. */
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
 let service: TestService;
 let browser: BrowserContext;

@@ -22,7 +22,7 @@ describe('Temporal round trip', () => {
     expect(result.organizations).toBeGreaterThanOrEqual(2);
   });
 
-  it('has the search attributes of decisions.md registered on the server', async () => {
+  it('has the search attributes of CONVENTIONS.md registered on the server', async () => {
     const { connection } = await connectTemporal(inject('temporalAddress'), 'default');
     try {
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });

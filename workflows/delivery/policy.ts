@@ -1,7 +1,7 @@
 import type { AttemptResult } from '../../activities/deliveries';
 
 /**
- * What follows an attempt (decisions.md): 2xx succeeds; 410 fails at once; anything else is retried
+ * What follows an attempt (CONVENTIONS.md): 2xx succeeds; 410 fails at once; anything else is retried
  * after the next entry of the schedule, or after a 429's Retry-After when that is longer; when the
  * schedule is used up, the delivery fails. A replay is one attempt, never retried by itself.
  */

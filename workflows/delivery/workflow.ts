@@ -1,7 +1,7 @@
 import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
+import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
-import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,

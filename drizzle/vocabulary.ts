@@ -1,6 +1,7 @@
 /**
- * The webhook engine's vocabulary, each list written once: the drizzle schema, the zod schemas of
- * the API, the activities and the workflows all derive their types from these tuples.
+ * The vocabularies the tables store, each list written once: the drizzle schema, the zod schemas of
+ * the API, the activities and the workflows all derive their types from these tuples. They live
+ * beside the schema because every layer above it uses them.
  */
 
 /** Delivery states (CONVENTIONS.md, Webhooks): pending → succeeded | retrying → … → succeeded | failed | cancelled. */
