@@ -1,7 +1,7 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { FhirResource } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
-import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
+import { FhirError } from '../../fhir/operation-outcome';
 import { type Criterion, criterion, searchParametersOf } from '../../fhir/search-parameters';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
 import { type FhirStore, patientOf } from '../../fixtures/store';
@@ -97,7 +97,7 @@ export function fhirRouter({
       `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`,
     );
   });
-  router.use(base, fhirErrorHandler);
+  // Errors, whichever layer raises them, become OperationOutcomes in api/http/problem-handler.ts.
   return router;
 }
 
@@ -262,25 +262,3 @@ function sendFhir(req: Request, res: Response, status: number, body: object): vo
     .type(`${FHIR_JSON}; charset=utf-8`)
     .send(JSON.stringify(body, null, pretty ? 2 : undefined));
 }
-
-const fhirErrorHandler: ErrorRequestHandler = (error, req, res, next) => {
-  if (res.headersSent) return next(error);
-  const fhirError =
-    error instanceof FhirError
-      ? error
-      : (error as { type?: string }).type?.startsWith('entity.')
-        ? new FhirError(400, 'invalid', 'The request body could not be read as application/x-www-form-urlencoded search parameters.')
-        : null;
-  if (!fhirError) {
-    req.log.error({ err: error }, 'Unhandled error on the FHIR endpoint');
-    sendFhir(
-      req,
-      res,
-      500,
-      operationOutcome('exception', `Something went wrong on our side. Quote request id ${String(req.id)} when you report it.`, 'fatal'),
-    );
-    return;
-  }
-  for (const [name, value] of Object.entries(fhirError.headers)) res.setHeader(name, value);
-  sendFhir(req, res, fhirError.status, fhirError.outcome());
-};
