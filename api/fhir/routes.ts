@@ -88,7 +88,7 @@ export function fhirRouter({
     );
   };
   router.get(`${base}/:type`, withToken, search);
-  router.post(`${base}/:type/_search`, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
+  router.post(`${base}/:type/_search`, formSearchOnly, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
 
   router.all(`${base}/{*rest}`, (req) => {
     throw new FhirError(
@@ -238,6 +238,19 @@ function pageNumber(params: URLSearchParams, name: string, fallback: number, max
   if (!Number.isInteger(value) || value < 0) throw new FhirError(400, 'invalid', `${name} must be a whole number of 0 or more (got ${raw}).`);
   return Math.min(value, max);
 }
+
+/** POST _search carries its parameters as a form, as FHIR R4 search defines it, never as JSON or text. */
+const formSearchOnly: RequestHandler = (req, _res, next) => {
+  const hasContent = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasContent && !req.is('application/x-www-form-urlencoded')) {
+    throw new FhirError(
+      415,
+      'not-supported',
+      `Send the search parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+    );
+  }
+  next();
+};
 
 /** JSON only: `_format` or an Accept header that rules JSON out is 406. */
 const jsonOnly: RequestHandler = (req, _res, next) => {
