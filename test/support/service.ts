@@ -83,7 +83,15 @@ export async function startTestService(environment: Record<string, string> = {},
     });
   let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore, resolveHost: options.resolveHost });
+  const app = createApp({
+    config,
+    db: database.db,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore,
+    resolveHost: options.resolveHost,
+  });
   const server = await listen(app, '127.0.0.1', config.PORT, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
