@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryActivities } from '../../activities/deliveries';
@@ -178,6 +180,29 @@ describe('at send', () => {
       expect(own.requests).toHaveLength(1);
     } finally {
       await own.close();
+    }
+  });
+
+  it('names the URL host in TLS (SNI) while connecting to the checked address', async () => {
+    // A TLS server that records the server name each client asks for, then ends the handshake.
+    const serverNames: string[] = [];
+    const tls = createTlsServer({
+      SNICallback: (name, answer) => {
+        serverNames.push(name);
+        answer(new Error('test server: no certificate'), undefined);
+      },
+    });
+    tls.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port: tlsPort } = tls.address() as AddressInfo;
+      const resolver = testResolver({ 'pinned.test': [v4('127.0.0.1')] });
+      const { deliveryId } = await deliveryTo(`https://pinned.test:${tlsPort}/webhooks`);
+      const result = await activities(true, resolver.resolveHost).attemptDelivery({ deliveryId, attemptNumber: 1, trigger: 'initial' });
+      expect(result.outcome).toBe('failed');
+      expect(serverNames).toEqual(['pinned.test']);
+    } finally {
+      await new Promise((resolve) => tls.close(resolve));
     }
   });
 
