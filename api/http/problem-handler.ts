@@ -27,8 +27,11 @@ export const problemHandler: ErrorRequestHandler = (error, req, res, next) => {
       .send(JSON.stringify(problem.body(String(req.id), req.originalUrl)));
     return;
   }
-  // Browser apps call these directly, so their errors carry the CORS headers their answers do.
-  openCors(req, res, () => (surface === 'oauth' ? sendOAuthError(res, error, problem) : sendOperationOutcome(req, res, error, problem)));
+  const send = () => (surface === 'oauth' ? sendOAuthError(res, error, problem) : sendOperationOutcome(req, res, error, problem));
+  // Browser apps call these directly, so their errors carry the CORS headers their answers do (a
+  // preflight that failed is answered as the error, not as a CORS preflight).
+  if (req.method === 'OPTIONS') send();
+  else openCors(req, res, send);
 };
 
 type Surface = 'api' | 'oauth' | 'fhir';
