@@ -85,7 +85,8 @@ export async function checkWebhookTarget(
  * accepted: every delivery attempt checks again and records the error.
  */
 export async function webhookUrlProblem(value: string, allowPrivate: boolean, resolveHost: ResolveHost = resolveWithSystem): Promise<string | null> {
-  const checked = await checkWebhookTarget(value, { allowPrivate, resolveHost });
+  // With private targets allowed no address is refused, so configuring needs no DNS lookup (sending does one).
+  const checked = await checkWebhookTarget(value, { allowPrivate, resolveHost: allowPrivate ? async () => [] : resolveHost });
   return 'refused' in checked ? checked.refused : null;
 }
 

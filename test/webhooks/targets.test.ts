@@ -6,7 +6,7 @@ import { createDeliveryActivities } from '../../activities/deliveries';
 import { organizations } from '../../drizzle/schema';
 import { newId } from '../../platform/ids';
 import { attemptsOf, recordNewDelivery } from '../../webhooks/delivery-records';
-import { checkWebhookTarget, normalizeHost, type ResolvedAddress, type ResolveHost } from '../../webhooks/targets';
+import { checkWebhookTarget, normalizeHost, type ResolvedAddress, type ResolveHost, webhookUrlProblem } from '../../webhooks/targets';
 import { tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
@@ -116,6 +116,11 @@ describe('at configuration', () => {
         expect(response.body.code, `${method} ${path} ${host}`).toBe('webhook_url_not_allowed');
       }
     }
+    // With private targets allowed, configuring asks DNS nothing: there is no address it would refuse.
+    const permissive = testResolver({});
+    expect(await webhookUrlProblem('http://localhost./hooks', true, permissive.resolveHost)).toBeNull();
+    expect(await webhookUrlProblem('https://partner.test/hooks', true, permissive.resolveHost)).toBeNull();
+    expect(permissive.asked).toEqual([]);
     // A public name is still accepted.
     const accepted = await service.call('/v1/settings/webhook', {
       key: tenant.key,
