@@ -146,7 +146,13 @@ async function exchangeWithReceiver(
   if (!target.url) {
     return failure('No webhook URL is configured: set one with PATCH /v1/settings/webhook or on the connection. The next attempt uses it.');
   }
-  const checked = await checkWebhookTarget(target.url, { allowPrivate: options.allowPrivateTargets, resolveHost: options.resolveHost });
+  // The attempt's time limit covers resolving the name as it covers the exchange.
+  const started = Date.now();
+  const checked = await withinTime(
+    checkWebhookTarget(target.url, { allowPrivate: options.allowPrivateTargets, resolveHost: options.resolveHost }),
+    options.timeoutMs,
+  );
+  if (!checked) return failure(`Timed out: the receiver's name did not resolve within ${options.timeoutMs} ms.`);
   if ('refused' in checked) return failure(`Refused before sending: the webhook URL ${checked.refused}.`);
   if (checked.resolveError) return failure(`Could not reach the receiver: ${checked.resolveError}.`);
   if (chaos?.mode === 'transient_503') {
@@ -158,7 +164,6 @@ async function exchangeWithReceiver(
 
   // Signed before any chaos delay, so a slow attempt arrives with an older webhook-timestamp, as it would.
   const headers = signEnvelope({ deliveryId, body, secret: target.secret, timestampSeconds: Math.floor(Date.now() / 1000) });
-  const started = Date.now();
   if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
   const remainingMs = options.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);
@@ -201,6 +206,16 @@ async function exchangeWithReceiver(
     return failure(`Could not reach the receiver: ${cause?.code ?? cause?.message ?? (error as Error).message}.`);
   } finally {
     await pinned.destroy();
+  }
+}
+
+/** The work's result, or null when it takes longer than `ms` (the work itself cannot be cancelled: DNS lookups cannot). */
+async function withinTime<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([work, sleep(ms, null, { signal: timer.signal })]);
+  } finally {
+    timer.abort();
   }
 }
 

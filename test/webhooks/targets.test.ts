@@ -227,6 +227,15 @@ describe('at send', () => {
     }
   });
 
+  it('counts resolving the name within the attempt time limit', async () => {
+    const { deliveryId } = await deliveryTo(`http://silent.test:${port}/webhooks`);
+    const neverAnswers: ResolveHost = () => new Promise(() => {});
+    const quick = createDeliveryActivities({ db: service.database.db, allowPrivateTargets: false, timeoutMs: 300, resolveHost: neverAnswers });
+    const result = await quick.attemptDelivery({ deliveryId, attemptNumber: 1, trigger: 'initial' });
+    expect(result.outcome).toBe('failed');
+    expect((await attemptOf(deliveryId, 1)).error).toBe("Timed out: the receiver's name did not resolve within 300 ms.");
+  });
+
   it('records a name that does not resolve as an unreachable receiver', async () => {
     const { deliveryId } = await deliveryTo(`http://nowhere.test:${port}/webhooks`);
     await activities(false, testResolver({}).resolveHost).attemptDelivery({ deliveryId, attemptNumber: 1, trigger: 'initial' });
