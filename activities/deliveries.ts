@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
+import { Agent, fetch } from 'undici';
 import { connections, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
@@ -7,12 +8,14 @@ import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import { signEnvelope } from '../webhooks/signing';
-import { webhookUrlProblem } from '../webhooks/targets';
+import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
 
 export interface DeliveryActivityDependencies {
   db: Database;
   allowPrivateTargets: boolean;
   timeoutMs: number;
+  /** The DNS lookup every attempt checks the target with (and sends to what it answered); tests hand in their own. */
+  resolveHost?: ResolveHost;
 }
 
 export interface AttemptResult {
@@ -31,7 +34,7 @@ interface WebhookTarget {
 const RESPONSE_BODY_LIMIT = 2048;
 
 /** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
-export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }: DeliveryActivityDependencies) {
+export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, resolveHost = resolveWithSystem }: DeliveryActivityDependencies) {
   /**
    * What an attempt needs, read afresh at each attempt in one query: the envelope, the target (the
    * connection's URL and secret when set, else the organization's, each resolved on its own) and
@@ -77,7 +80,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs }:
       const { envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId);
       const startedAt = new Date();
       const chaos = pickChaos(chaosProfile, input.attemptNumber);
-      const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs });
+      const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs, resolveHost });
 
       await db
         .insert(deliveryAttempts)
@@ -128,19 +131,30 @@ const failure = (error: string, extra: Partial<Exchange> = {}): Exchange => ({
   ...extra,
 });
 
-/** Applies the chaos mode, signs and POSTs the stored envelope, and classifies the answer. */
+/**
+ * Checks the target again (a name may resolve elsewhere than when it was configured), applies the
+ * chaos mode, signs and POSTs the stored envelope to the address the check resolved, and classifies
+ * the answer. Redirects are answers, never followed.
+ */
 async function exchangeWithReceiver(
   target: WebhookTarget,
   deliveryId: string,
   body: string,
   chaos: ChaosEffect | null,
-  options: { allowPrivateTargets: boolean; timeoutMs: number },
+  options: { allowPrivateTargets: boolean; timeoutMs: number; resolveHost: ResolveHost },
 ): Promise<Exchange> {
   if (!target.url) {
     return failure('No webhook URL is configured: set one with PATCH /v1/settings/webhook or on the connection. The next attempt uses it.');
   }
-  const refused = await webhookUrlProblem(target.url, options.allowPrivateTargets);
-  if (refused) return failure(`The webhook URL ${refused}.`);
+  // The attempt's time limit covers resolving the name as it covers the exchange.
+  const started = Date.now();
+  const checked = await withinTime(
+    checkWebhookTarget(target.url, { allowPrivate: options.allowPrivateTargets, resolveHost: options.resolveHost }),
+    options.timeoutMs,
+  );
+  if (!checked) return failure(`Timed out: the receiver's name did not resolve within ${options.timeoutMs} ms.`);
+  if ('refused' in checked) return failure(`Refused before sending: the webhook URL ${checked.refused}.`);
+  if (checked.resolveError) return failure(`Could not reach the receiver: ${checked.resolveError}.`);
   if (chaos?.mode === 'transient_503') {
     return failure('Chaos: transient 503 injected; the receiver was not called.', { responseStatus: 503 });
   }
@@ -150,18 +164,36 @@ async function exchangeWithReceiver(
 
   // Signed before any chaos delay, so a slow attempt arrives with an older webhook-timestamp, as it would.
   const headers = signEnvelope({ deliveryId, body, secret: target.secret, timestampSeconds: Math.floor(Date.now() / 1000) });
-  const started = Date.now();
   if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
   const remainingMs = options.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);
+  // One connection pool per attempt, whose DNS lookup answers only the checked addresses.
+  const pinned = new Agent({ connect: { lookup: pinnedLookup(checked.addresses) } });
   try {
-    const response = await fetch(target.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(remainingMs) });
+    const response = await fetch(checked.url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(remainingMs),
+      dispatcher: pinned,
+    });
     const responseBody = (await readLimited(response)).slice(0, RESPONSE_BODY_LIMIT);
     if (response.status >= 200 && response.status < 300) {
       return { outcome: 'succeeded', responseStatus: response.status, responseBody, retryAfterMs: null, error: null };
     }
     if (response.status === 410) {
       return failure('The receiver answered 410 Gone: the delivery is stopped.', { outcome: 'gone', responseStatus: 410, responseBody });
+    }
+    const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    if (location) {
+      return failure(
+        `The receiver answered ${response.status}, a redirect to ${location}; redirects are not followed, so point the webhook URL at the final address.`,
+        {
+          responseStatus: response.status,
+          responseBody,
+        },
+      );
     }
     return failure(`The receiver answered ${response.status}.`, {
       responseStatus: response.status,
@@ -172,11 +204,23 @@ async function exchangeWithReceiver(
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     if ((error as Error).name === 'TimeoutError') return failure(`Timed out: no answer within ${options.timeoutMs} ms.`);
     return failure(`Could not reach the receiver: ${cause?.code ?? cause?.message ?? (error as Error).message}.`);
+  } finally {
+    await pinned.destroy();
+  }
+}
+
+/** The work's result, or null when it takes longer than `ms` (the work itself cannot be cancelled: DNS lookups cannot). */
+async function withinTime<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([work, sleep(ms, null, { signal: timer.signal })]);
+  } finally {
+    timer.abort();
   }
 }
 
 /** Reads at most a little more than we keep, so a huge response body cannot exhaust memory. */
-async function readLimited(response: Response): Promise<string> {
+async function readLimited(response: Awaited<ReturnType<typeof fetch>>): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

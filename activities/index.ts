@@ -1,21 +1,24 @@
 import { count } from 'drizzle-orm';
 import { organizations } from '../drizzle/schema';
 import type { Database } from '../platform/database';
+import type { ResolveHost } from '../webhooks/targets';
 import { createDeliveryActivities } from './deliveries';
 
 export interface ActivityDependencies {
   db: Database;
   allowPrivateTargets: boolean;
   webhookTimeoutMs: number;
+  /** The DNS lookup webhook targets are checked and pinned with; the system resolver when absent. */
+  resolveHost?: ResolveHost;
 }
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
  * pattern) so tests and processes hand in their own database and settings.
  */
-export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs }: ActivityDependencies) {
+export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs, resolveHost }: ActivityDependencies) {
   return {
-    ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs }),
+    ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

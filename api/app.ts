@@ -9,6 +9,7 @@ import { createWorkflowClient } from '../platform/workflow-client';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
+import type { ResolveHost } from '../webhooks/targets';
 import { fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { authenticate } from './http/authenticate';
@@ -41,6 +42,8 @@ export interface ApiDependencies {
   version: string;
   /** The synthetic FHIR world, the same for every organization. */
   fhirStore: FhirStore;
+  /** The DNS lookup webhook URLs are checked with when configured; the system resolver when absent. */
+  resolveHost?: ResolveHost;
 }
 
 /**

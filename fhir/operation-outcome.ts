@@ -1,7 +1,19 @@
 import type { OperationOutcome } from 'fhir/r4';
 
 /** FHIR issue-type codes this endpoint answers with (http://hl7.org/fhir/R4/valueset-issue-type.html). */
-export type IssueCode = 'invalid' | 'login' | 'expired' | 'forbidden' | 'not-found' | 'not-supported' | 'processing' | 'exception' | 'security';
+export type IssueCode =
+  | 'invalid'
+  | 'login'
+  | 'expired'
+  | 'forbidden'
+  | 'not-found'
+  | 'not-supported'
+  | 'processing'
+  | 'exception'
+  | 'security'
+  | 'too-costly'
+  | 'throttled'
+  | 'transient';
 
 /** An error on /fhir/R4, answered as an OperationOutcome (CONVENTIONS.md: FHIR conventions). */
 export class FhirError extends Error {

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOp
 import { createActivities } from '../activities';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import type { ResolveHost } from '../webhooks/targets';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -21,6 +22,8 @@ export interface WorkerOptions {
   db: Database;
   /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
+  /** The DNS lookup for webhook targets; tests hand in their own, production uses the system's. */
+  resolveHost?: ResolveHost;
 }
 
 export interface RunningWorker {
@@ -39,7 +42,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ db: options.db, allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS, webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS }),
+    activities: createActivities({
+      db: options.db,
+      allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
+      webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      resolveHost: options.resolveHost,
+    }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting

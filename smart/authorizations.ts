@@ -142,6 +142,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
 
   /** A standalone request waiting at the patient picker, while it is still valid. */
   async function pendingAuthorization(requestId: string): Promise<SmartAuthorization | null> {
+    if (!REQUEST_ID.test(requestId)) return null;
     const [authorization] = await db
       .select()
       .from(smartAuthorizations)
@@ -277,8 +278,12 @@ function pkceChallenge(verifier: string): string {
 }
 
 /** Ids of authorization requests double as the picker's handle on one, so they are unguessable. */
+const REQUEST_ID_BYTES = 24;
+/** The form newRequestId gives, checked before a lookup so that no other value reaches the database. */
+const REQUEST_ID = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((REQUEST_ID_BYTES * 4) / 3)}}$`);
+
 function newRequestId(): string {
-  return randomBytes(24).toString('base64url');
+  return randomBytes(REQUEST_ID_BYTES).toString('base64url');
 }
 
 function secondsFromNow(seconds: number): Date {

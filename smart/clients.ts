@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { type SmartClient, smartClients } from '../drizzle/schema';
 import type { Database } from '../platform/database';
-import { newId } from '../platform/ids';
+import { isId, newId } from '../platform/ids';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
 
@@ -46,6 +46,8 @@ export async function registerClient(
 }
 
 export async function findClient(db: Database, clientId: string): Promise<SmartClient | undefined> {
+  // A value that is not a client id names no client, and never reaches the database (NUL bytes).
+  if (!isId('cli', clientId)) return undefined;
   const [client] = await db.select().from(smartClients).where(eq(smartClients.id, clientId));
   return client;
 }

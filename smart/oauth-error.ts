@@ -1,4 +1,7 @@
-/** RFC 6749 §5.2 error codes, plus RFC 6750's for protected resources. */
+/**
+ * RFC 6749 §5.2 error codes, plus RFC 6750's for protected resources, and §4.1.2.1's server_error
+ * and temporarily_unavailable for failures that are not the client's.
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -7,7 +10,9 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'unsupported_response_type'
   | 'invalid_scope'
-  | 'access_denied';
+  | 'access_denied'
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 /** An OAuth error answered as `{ error, error_description }` (RFC 6749), or redirected to the client. */
 export class OAuthError extends Error {

@@ -1,7 +1,7 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { FhirResource } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
-import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
+import { FhirError } from '../../fhir/operation-outcome';
 import { type Criterion, criterion, searchParametersOf } from '../../fhir/search-parameters';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
 import { type FhirStore, patientOf } from '../../fixtures/store';
@@ -88,7 +88,7 @@ export function fhirRouter({
     );
   };
   router.get(`${base}/:type`, withToken, search);
-  router.post(`${base}/:type/_search`, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
+  router.post(`${base}/:type/_search`, formSearchOnly, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
 
   router.all(`${base}/{*rest}`, (req) => {
     throw new FhirError(
@@ -97,7 +97,7 @@ export function fhirRouter({
       `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`,
     );
   });
-  router.use(base, fhirErrorHandler);
+  // Errors, whichever layer raises them, become OperationOutcomes in api/http/problem-handler.ts.
   return router;
 }
 
@@ -239,6 +239,19 @@ function pageNumber(params: URLSearchParams, name: string, fallback: number, max
   return Math.min(value, max);
 }
 
+/** POST _search carries its parameters as a form, as FHIR R4 search defines it, never as JSON or text. */
+const formSearchOnly: RequestHandler = (req, _res, next) => {
+  const hasContent = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasContent && !req.is('application/x-www-form-urlencoded')) {
+    throw new FhirError(
+      415,
+      'not-supported',
+      `Send the search parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+    );
+  }
+  next();
+};
+
 /** JSON only: `_format` or an Accept header that rules JSON out is 406. */
 const jsonOnly: RequestHandler = (req, _res, next) => {
   const format = new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format');
@@ -262,25 +275,3 @@ function sendFhir(req: Request, res: Response, status: number, body: object): vo
     .type(`${FHIR_JSON}; charset=utf-8`)
     .send(JSON.stringify(body, null, pretty ? 2 : undefined));
 }
-
-const fhirErrorHandler: ErrorRequestHandler = (error, req, res, next) => {
-  if (res.headersSent) return next(error);
-  const fhirError =
-    error instanceof FhirError
-      ? error
-      : (error as { type?: string }).type?.startsWith('entity.')
-        ? new FhirError(400, 'invalid', 'The request body could not be read as application/x-www-form-urlencoded search parameters.')
-        : null;
-  if (!fhirError) {
-    req.log.error({ err: error }, 'Unhandled error on the FHIR endpoint');
-    sendFhir(
-      req,
-      res,
-      500,
-      operationOutcome('exception', `Something went wrong on our side. Quote request id ${String(req.id)} when you report it.`, 'fatal'),
-    );
-    return;
-  }
-  for (const [name, value] of Object.entries(fhirError.headers)) res.setHeader(name, value);
-  sendFhir(req, res, fhirError.status, fhirError.outcome());
-};

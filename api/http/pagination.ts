@@ -16,11 +16,14 @@ export function encodeCursor(lastId: string): string {
   return Buffer.from(JSON.stringify({ after: lastId })).toString('base64url');
 }
 
+/** Ids are printable ASCII (TypeIDs, FHIR ids): anything else (a NUL byte) is no cursor of ours and never reaches a query. */
+const CURSOR_ID = /^[\x21-\x7e]{1,256}$/;
+
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   try {
     const { after } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
-    if (typeof after === 'string' && after.length > 0) return after;
+    if (typeof after === 'string' && CURSOR_ID.test(after)) return after;
   } catch {
     // fall through to the problem below
   }

@@ -1,7 +1,8 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
+import { ID_KINDS, idPrefixOfPattern } from '../../platform/ids';
 import type { AuthContext } from './locals';
-import { ApiProblem, validationProblem } from './problem';
+import { ApiProblem, invalidFields, type RequestPart, validationProblem } from './problem';
 
 /**
  * One definition per operation: its zod schemas validate the request, type the handler and
@@ -96,7 +97,8 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
 function parseOrThrow(where: 'path' | 'query', schema: z.ZodType | undefined, value: unknown): unknown {
   if (!schema) return {};
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw validationProblem(where, parsed.error);
+  if (!parsed.success) throw requestProblem(where, parsed.error, value);
+  assertNoNul(where, parsed.data);
   return parsed.data;
 }
 
@@ -109,7 +111,54 @@ function parseBody(schema: z.ZodType, req: Request): unknown {
       `Send the request body as JSON with Content-Type: application/json (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
     );
   }
-  const parsed = schema.safeParse(req.body ?? {});
-  if (!parsed.success) throw validationProblem('body', parsed.error);
+  const value = req.body ?? {};
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw requestProblem('body', parsed.error, value);
+  assertNoNul('body', parsed.data);
   return parsed.data;
+}
+
+/**
+ * A value that fails only the format of its id schemas (platform/ids.ts) names nothing that exists:
+ * 404, as an unknown id is (CONVENTIONS.md, HTTP: ids), wherever it came from. Any other failure is the 422.
+ */
+function requestProblem(where: RequestPart, error: z.ZodError, value: unknown): ApiProblem {
+  const malformedIds = error.issues.map((issue) => {
+    const prefix = issue.code === 'invalid_format' && issue.format === 'regex' ? idPrefixOfPattern(issue.pattern) : undefined;
+    return (
+      prefix && { prefix, path: [where, ...issue.path].map(String).join('.'), value: String(valueAt(value, issue.path)), message: issue.message }
+    );
+  });
+  if (!malformedIds.every((entry) => entry !== undefined)) return validationProblem(where, error);
+  const [first] = malformedIds;
+  return new ApiProblem(404, 'not_found', `No ${ID_KINDS[first!.prefix]} with id ${first!.value} exists in your organization.`, {
+    errors: malformedIds.map(({ path, message }) => ({ path, message })),
+  });
+}
+
+function valueAt(value: unknown, path: PropertyKey[]): unknown {
+  return path.reduce<unknown>((inside, key) => (inside as Record<PropertyKey, unknown> | undefined)?.[key], value);
+}
+
+/**
+ * Postgres refuses the NUL character in text, so a string carrying one would fail as a database
+ * error: it is refused here. In a path it names nothing (404); in a query or body it is a bad field (422).
+ */
+function assertNoNul(where: RequestPart, value: unknown): void {
+  const found = pathsWithNul(value, [where]);
+  if (found.length === 0) return;
+  if (where === 'path') throw new ApiProblem(404, 'not_found', `The path names nothing that exists: ${found.join(', ')} contains a NUL character.`);
+  throw invalidFields(
+    where,
+    found.map((path) => ({ path, message: 'must not contain the NUL character (U+0000)' })),
+  );
+}
+
+function pathsWithNul(value: unknown, path: string[]): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path.join('.')] : [];
+  if (Array.isArray(value)) return value.flatMap((item, index) => pathsWithNul(item, [...path, String(index)]));
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.entries(value).flatMap(([key, item]) => pathsWithNul(item, [...path, key]));
+  }
+  return [];
 }

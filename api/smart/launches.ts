@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
+import { idSchema } from '../../platform/ids';
 import { findClient } from '../../smart/clients';
 import type { SmartUrls } from '../../smart/endpoints';
 import { createLaunch } from '../../smart/launches';
@@ -10,7 +11,7 @@ import { defineRoute } from '../http/route';
 
 const launchRequestSchema = z
   .object({
-    client_id: z.string().min(1, 'client_id must not be empty').meta({ description: 'A client your organization registered' }),
+    client_id: idSchema('cli').meta({ description: 'A client your organization registered (a `cli_` id)' }),
     patient: z.string().min(1, 'patient must not be empty').meta({ description: 'Id of a synthetic Patient', example: 'p-0001' }),
     encounter: z.string().min(1, 'encounter must not be empty').optional().meta({ description: "Id of one of that patient's Encounters" }),
   })

@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Patient } from 'fhir/r4';
 import { criterion, searchParametersOf } from '../../fhir/search-parameters';
 import type { FhirStore } from '../../fixtures/store';
@@ -19,8 +19,9 @@ const PICKER_PAGE_SIZE = 25;
 /**
  * The OAuth 2.0 endpoints of the SMART sandbox: authorization (GET and POST) with the patient
  * picker, token, introspection (RFC 7662) and revocation (RFC 7009). Bodies are
- * application/x-www-form-urlencoded; errors are RFC 6749 `{ error, error_description }`, or an
- * HTML page wherever a redirect could not be trusted.
+ * application/x-www-form-urlencoded; errors are RFC 6749 `{ error, error_description }` (shaped in
+ * api/http/problem-handler.ts, whichever layer raised them), or an HTML page wherever a redirect
+ * could not be trusted.
  */
 export function oauthRouter({
   db,
@@ -34,12 +35,13 @@ export function oauthRouter({
   tokens: TokenService;
 }): Router {
   const router = express.Router();
-  const form = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 });
+  // Every OAuth request is read (its form, when it sends one) and checked for NUL before any route runs.
+  router.use('/oauth', express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 }), refuseNul);
 
   router.get(SMART_PATHS.authorize, async (req, res) => {
     answerAuthorization(res, await flow.authorize(new URL(req.originalUrl, 'http://oauth.invalid').searchParams), 302);
   });
-  router.post(SMART_PATHS.authorize, form, async (req, res) => {
+  router.post(SMART_PATHS.authorize, async (req, res) => {
     answerAuthorization(res, await flow.authorize(formParams(req)), 303);
   });
 
@@ -63,7 +65,7 @@ export function oauthRouter({
       }),
     );
   });
-  router.post(SMART_PATHS.patientPicker, form, async (req, res) => {
+  router.post(SMART_PATHS.patientPicker, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const requestId = typeof body.request === 'string' ? body.request : '';
     const choice = body.deny !== undefined ? 'deny' : typeof body.patient === 'string' ? { patientId: body.patient } : null;
@@ -77,7 +79,7 @@ export function oauthRouter({
   const clientEndpoints = [SMART_PATHS.token, SMART_PATHS.revoke, SMART_PATHS.introspect];
   const tokenEndpoint = express.Router();
   tokenEndpoint.use(clientEndpoints, openCors, noStore);
-  tokenEndpoint.post(SMART_PATHS.token, formOnly, form, async (req, res) => {
+  tokenEndpoint.post(SMART_PATHS.token, formOnly, async (req, res) => {
     const body = formBody(req);
     const grantType = body.grant_type;
     if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required: authorization_code or refresh_token.');
@@ -97,7 +99,7 @@ export function oauthRouter({
     res.json(await tokens.refresh(client, body.refresh_token, body.scope));
   });
 
-  tokenEndpoint.post(SMART_PATHS.revoke, formOnly, form, async (req, res) => {
+  tokenEndpoint.post(SMART_PATHS.revoke, formOnly, async (req, res) => {
     const body = formBody(req);
     const client = await authenticateClient(db, {
       authorization: req.headers.authorization,
@@ -109,13 +111,12 @@ export function oauthRouter({
     res.status(200).end();
   });
 
-  tokenEndpoint.post(SMART_PATHS.introspect, formOnly, form, async (req, res) => {
+  tokenEndpoint.post(SMART_PATHS.introspect, formOnly, async (req, res) => {
     const body = formBody(req);
     const visibleTo = await introspectionCaller(db, req);
     if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
     res.json(await tokens.introspect(body.token, visibleTo));
   });
-  tokenEndpoint.use(clientEndpoints, oauthErrorHandler);
   router.use(tokenEndpoint);
   return router;
 }
@@ -197,6 +198,20 @@ function formBody(req: Request): Record<string, string | undefined> {
   return body;
 }
 
+/**
+ * Postgres refuses the NUL character, and no OAuth parameter carries one: such a request is
+ * invalid before it reaches a lookup.
+ */
+const refuseNul: RequestHandler = (req, _res, next) => {
+  const query = new URL(req.originalUrl, 'http://oauth.invalid').searchParams;
+  const body = Object.entries((req.body ?? {}) as Record<string, string | string[]>).flatMap(([name, value]) =>
+    [value].flat().map((single) => [name, single]),
+  );
+  const withNul = [...query, ...body].find(([name, value]) => `${name}${value}`.includes('\u0000'));
+  if (withNul) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(withNul[0])} contains a NUL character.`);
+  next();
+};
+
 const formOnly: RequestHandler = (req, _res, next) => {
   if (!req.is('application/x-www-form-urlencoded')) {
     throw new OAuthError(
@@ -211,16 +226,4 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   next();
-};
-
-const oauthErrorHandler: ErrorRequestHandler = (error, _req, res, next) => {
-  const oauthError =
-    error instanceof OAuthError
-      ? error
-      : (error as { type?: string }).type?.startsWith('entity.')
-        ? new OAuthError('invalid_request', 'The request body is not a readable application/x-www-form-urlencoded form.')
-        : null;
-  if (!oauthError) return next(error);
-  if (oauthError.status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="sandbox"');
-  res.status(oauthError.status).json(oauthError.body());
 };

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { type Connection, connections } from '../../drizzle/schema';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { newId } from '../../platform/ids';
+import { idSchema, newId } from '../../platform/ids';
 import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
+import type { ResolveHost } from '../../webhooks/targets';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
 import { notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
@@ -55,7 +56,7 @@ const updateConnectionSchema = z
   })
   .meta({ id: 'UpdateConnection' });
 
-const connectionParams = z.object({ connection_id: z.string().meta({ description: 'A `conn_` id' }) });
+const connectionParams = z.object({ connection_id: idSchema('conn') });
 
 function present(connection: Connection, revealSecret = false): z.input<typeof connectionSchema> {
   const secret = connection.webhookSecret;
@@ -71,7 +72,7 @@ function present(connection: Connection, revealSecret = false): z.input<typeof c
 }
 
 /** Connections (the spec's per-connection tier): each may override the organization webhook URL and secret. */
-export function connectionRoutes({ db, config }: { db: Database; config: Config }) {
+export function connectionRoutes({ db, config, resolveHost }: { db: Database; config: Config; resolveHost?: ResolveHost }) {
   const findOwned = async (organizationId: string, id: string) => {
     const [connection] = await db
       .select()
@@ -93,7 +94,7 @@ export function connectionRoutes({ db, config }: { db: Database; config: Config 
       success: { status: 201, description: 'The new connection', schema: connectionSchema },
       errors: [415, 422],
       handler: async ({ auth, body }) => {
-        await assertDeliverableUrl(body.webhook_url, config);
+        await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const [connection] = await db
           .insert(connections)
           .values({
@@ -154,7 +155,7 @@ export function connectionRoutes({ db, config }: { db: Database; config: Config 
       errors: [404, 415, 422],
       handler: async ({ auth, params, body }) => {
         await findOwned(auth.organizationId, params.connection_id);
-        await assertDeliverableUrl(body.webhook_url, config);
+        await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const [connection] = await db
           .update(connections)
           .set({

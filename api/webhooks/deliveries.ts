@@ -8,7 +8,7 @@ import { asFhirJson } from '../../fhir/resource-json';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { newId } from '../../platform/ids';
+import { idSchema, newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
 import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../../webhooks/envelope';
@@ -42,7 +42,7 @@ const triggerFields = {
     .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog')
     .optional()
     .meta({ description: 'Tag the delivery with a catalog scenario' }),
-  connection_id: z.string().min(1).optional().meta({ description: 'Deliver for this connection (its URL and secret when it has them)' }),
+  connection_id: idSchema('conn').optional().meta({ description: 'Deliver for this connection (its URL and secret when it has them)' }),
 };
 const triggerBodySchema = z.object(triggerFields).strict().meta({ id: 'TriggerMockEvent' });
 const triggerQuerySchema = z.object(triggerFields);
@@ -50,12 +50,12 @@ const triggerQuerySchema = z.object(triggerFields);
 const listQuerySchema = pageQuerySchema.extend({
   status: z.enum(DELIVERY_STATUSES).optional(),
   event: z.string().optional(),
-  connection_id: z.string().optional(),
+  connection_id: idSchema('conn').optional(),
   created_after: z.iso.datetime({ message: 'created_after must be an ISO 8601 date-time, e.g. 2026-01-15T00:00:00Z' }).optional(),
   created_before: z.iso.datetime({ message: 'created_before must be an ISO 8601 date-time, e.g. 2026-01-15T00:00:00Z' }).optional(),
 });
 
-const deliveryParams = z.object({ id: z.string().meta({ description: 'A `dlv_` id' }) });
+const deliveryParams = z.object({ id: idSchema('dlv') });
 
 interface DeliveryRouteDependencies {
   db: Database;

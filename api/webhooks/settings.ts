@@ -4,6 +4,7 @@ import { type Organization, organizations } from '../../drizzle/schema';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
+import type { ResolveHost } from '../../webhooks/targets';
 import { defineRoute } from '../http/route';
 import { assertDeliverableUrl, rotateSecretField, webhookUrlField } from './target-fields';
 
@@ -29,7 +30,7 @@ function present(organization: Organization, revealSecret: boolean): z.input<typ
 }
 
 /** The organization default webhook target (the spec's "dashboard Settings" tier). */
-export function settingsRoutes({ db, config }: { db: Database; config: Config }) {
+export function settingsRoutes({ db, config, resolveHost }: { db: Database; config: Config; resolveHost?: ResolveHost }) {
   return [
     defineRoute({
       method: 'get',
@@ -56,7 +57,7 @@ export function settingsRoutes({ db, config }: { db: Database; config: Config })
       success: { status: 200, description: 'The updated settings', schema: webhookSettingsSchema },
       errors: [415, 422],
       handler: async ({ auth, body }) => {
-        await assertDeliverableUrl(body.webhook_url, config);
+        await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const [organization] = await db
           .update(organizations)
           .set({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../platform/config';
-import { webhookUrlProblem } from '../../webhooks/targets';
+import { type ResolveHost, resolveWithSystem, webhookUrlProblem } from '../../webhooks/targets';
 import { invalidFields } from '../http/problem';
 
 /** The request fields shared by organization settings and connections (CONVENTIONS.md, Webhooks: two-tier targets). */
@@ -13,9 +13,13 @@ export const webhookUrlField = z
 export const rotateSecretField = z.boolean().meta({ description: 'true issues a new signing secret, answered in full once in this response' });
 
 /** Refuses a webhook URL the service must not call, with the reason in the problem body. */
-export async function assertDeliverableUrl(url: string | null | undefined, config: Pick<Config, 'ALLOW_PRIVATE_TARGETS'>): Promise<void> {
+export async function assertDeliverableUrl(
+  url: string | null | undefined,
+  config: Pick<Config, 'ALLOW_PRIVATE_TARGETS'>,
+  resolveHost: ResolveHost = resolveWithSystem,
+): Promise<void> {
   if (!url) return;
-  const problem = await webhookUrlProblem(url, config.ALLOW_PRIVATE_TARGETS);
+  const problem = await webhookUrlProblem(url, config.ALLOW_PRIVATE_TARGETS, resolveHost);
   if (problem) {
     throw invalidFields('body', [{ path: 'body.webhook_url', message: problem }], 'webhook_url_not_allowed');
   }

@@ -11,6 +11,7 @@ import { VERSION } from '../../platform/version';
 import { listen } from '../../runtime/services';
 import { connectTemporal } from '../../runtime/temporal';
 import { type RunningWorker, startWorker } from '../../runtime/worker';
+import type { ResolveHost } from '../../webhooks/targets';
 import { freePort } from './ports';
 
 export interface TestService {
@@ -50,7 +51,12 @@ export interface CallResult {
  * server, on a task queue of their own so test files never take each other's tasks. The port is
  * chosen first so PUBLIC_BASE_URL (SMART discovery, the FHIR base) is the address tests call.
  */
-export async function startTestService(environment: Record<string, string> = {}): Promise<TestService> {
+export interface TestServiceOptions {
+  /** The DNS lookup the API and the worker check webhook targets with (no test resolves names off this machine). */
+  resolveHost?: ResolveHost;
+}
+
+export async function startTestService(environment: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const taskQueue = `test-${randomUUID()}`;
   const port = await freePort();
   const config = loadConfig({
@@ -68,10 +74,24 @@ export async function startTestService(environment: Record<string, string> = {})
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
   const newWorker = () =>
-    startWorker({ address: config.TEMPORAL_ADDRESS!, config, db: database.db, workflowBundle: { codePath: inject('workflowBundlePath') } });
+    startWorker({
+      address: config.TEMPORAL_ADDRESS!,
+      config,
+      db: database.db,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      resolveHost: options.resolveHost,
+    });
   let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore });
+  const app = createApp({
+    config,
+    db: database.db,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore,
+    resolveHost: options.resolveHost,
+  });
   const server = await listen(app, '127.0.0.1', config.PORT, 5);
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
