@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type {
   Appointment,
   Bundle,
+  BundleEntry,
   ChargeItem,
   CodeableConcept,
   Coverage,
@@ -63,7 +64,7 @@ function compact<T extends object>(resource: T): T {
 }
 
 class BundleBuilder {
-  readonly entries: { fullUrl: string; resource: FhirResource }[] = [];
+  private readonly added: { id: string; resource: FhirResource }[] = [];
   constructor(private readonly seed: string) {}
 
   /** A deterministic uuid (name-based, version 5 layout) from the message and `key`. */
@@ -73,13 +74,21 @@ class BundleBuilder {
     return `${hash.slice(0, 8)}-${hash.slice(8, 12)}-5${hash.slice(13, 16)}-${variant}${hash.slice(17, 20)}-${hash.slice(20, 32)}`;
   }
 
-  /** Adds a resource under its deterministic id and returns a reference to it. */
-  add<T extends FhirResource>(key: string, resource: T): Reference {
+  /** Adds a resource (later changes to it still count) and returns a reference to it. */
+  add(key: string, resource: FhirResource): Reference {
     const id = this.idFor(key);
-    const { resourceType, ...elements } = resource;
-    const full = { resourceType, id, meta: META, ...elements } as T;
-    this.entries.push({ fullUrl: `urn:uuid:${id}`, resource: full });
+    this.added.push({ id, resource });
     return { reference: `urn:uuid:${id}` };
+  }
+
+  replace(reference: Reference, resource: FhirResource): void {
+    const entry = this.added.find((added) => `urn:uuid:${added.id}` === reference.reference)!;
+    entry.resource = resource;
+  }
+
+  /** The entries, each resource with its id and the synthetic tag up front. */
+  entries(): BundleEntry[] {
+    return this.added.map(({ id, resource: { resourceType, ...elements } }) => ({ fullUrl: `urn:uuid:${id}`, resource: { resourceType, id, meta: META, ...elements } as FhirResource }));
   }
 }
 
@@ -572,9 +581,7 @@ export function mapToFhir(message: ParsedHl7, trigger: Hl7Trigger): MappedMessag
     }
   }
 
-  const headerEntry = bundle.entries.find((entry) => entry.fullUrl === header.reference)!;
-  const { resourceType, ...elements } = mapMessageHeader(message, trigger, context.focus);
-  headerEntry.resource = { resourceType, id: headerEntry.resource.id, meta: META, ...elements };
+  bundle.replace(header, mapMessageHeader(message, trigger, context.focus));
   return {
     bundle: {
       resourceType: 'Bundle',
@@ -583,7 +590,7 @@ export function mapToFhir(message: ParsedHl7, trigger: Hl7Trigger): MappedMessag
       identifier: { system: CONTROL_ID_SYSTEM, value: controlId },
       type: 'message',
       timestamp: at(msh.get(7), context) ?? new Date().toISOString(),
-      entry: bundle.entries,
+      entry: bundle.entries(),
     },
   };
 }
