@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
-import { connections, type DeliveryStatusValue, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
-import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../platform/chaos';
+import { connections, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
+import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
-import { type NewDelivery, recordNewDelivery } from '../platform/delivery-records';
 import { newId } from '../platform/ids';
-import { signEnvelope } from '../platform/webhook-signing';
-import { webhookUrlProblem } from '../platform/webhook-targets';
+import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
+import { signEnvelope } from '../webhooks/signing';
+import { webhookUrlProblem } from '../webhooks/targets';
 
 export interface DeliveryActivityDependencies {
   db: Database;
@@ -14,10 +15,8 @@ export interface DeliveryActivityDependencies {
   timeoutMs: number;
 }
 
-export type AttemptTrigger = 'initial' | 'retry' | 'replay';
-
 export interface AttemptResult {
-  outcome: 'succeeded' | 'failed' | 'gone';
+  outcome: AttemptOutcome;
   responseStatus: number | null;
   /** A 429's Retry-After, which the next attempt must wait at least. */
   retryAfterMs: number | null;
@@ -26,7 +25,7 @@ export interface AttemptResult {
 interface WebhookTarget {
   url: string | null;
   secret: string;
-  source: 'connection' | 'organization';
+  source: TargetSource;
 }
 
 const RESPONSE_BODY_LIMIT = 2048;

@@ -1,35 +1,37 @@
 import type { Client } from '@temporalio/client';
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { canEvaluate } from '../fhir-rest/search-parameters';
+import { canEvaluate } from '../fhir/search-parameters';
 import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import { createWorkflowClient } from '../platform/workflow-client';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
-import { connectionRoutes } from './connections';
-import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './dashboard-owned';
-import { docsRouter } from './docs';
-import { fhirRouter } from './fhir';
-import { healthRoutes } from './health';
-import { authenticate } from './middleware/authenticate';
-import { idempotency } from './middleware/idempotency';
-import { perKeyRateLimit } from './middleware/rate-limit';
-import { requestContext } from './middleware/request-context';
-import { buildOpenApiDocument } from './openapi';
-import { patientRoutes } from './patients';
-import { ApiProblem } from './problem';
-import { type AnyRoute, mountRoutes } from './route';
-import { sandboxCatalogRoutes } from './sandbox-catalog';
-import { sandboxResourceRoutes } from './sandbox-resources';
-import { settingsRoutes } from './settings';
-import { smartClientRoutes } from './smart-clients';
-import { smartDiscoveryRouter } from './smart-discovery';
-import { smartLaunchRoutes } from './smart-launches';
-import { oauthRouter } from './oauth';
-import { webhookDeliveryRoutes } from './webhook-deliveries';
-import { webhookReliabilityRoutes } from './webhook-reliability';
+import { fhirRouter } from './fhir/routes';
+import { healthRoutes } from './health/routes';
+import { authenticate } from './http/authenticate';
+import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
+import { docsRouter } from './http/docs';
+import { idempotency } from './http/idempotency';
+import { buildOpenApiDocument } from './http/openapi';
+import { ApiProblem } from './http/problem';
+import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
+import { perKeyRateLimit } from './http/rate-limit';
+import { requestContext } from './http/request-context';
+import { type AnyRoute, mountRoutes } from './http/route';
+import { sandboxCatalogRoutes } from './sandbox/catalog';
+import { patientRoutes } from './sandbox/patients';
+import { sandboxResourceRoutes } from './sandbox/resources';
+import { smartClientRoutes } from './smart/clients';
+import { smartDiscoveryRouter } from './smart/discovery';
+import { smartLaunchRoutes } from './smart/launches';
+import { oauthRouter } from './smart/oauth';
+import { connectionRoutes } from './webhooks/connections';
+import { webhookDeliveryRoutes } from './webhooks/deliveries';
+import { webhookReliabilityRoutes } from './webhooks/reliability';
+import { settingsRoutes } from './webhooks/settings';
 
 export interface ApiDependencies {
   config: Config;
@@ -41,9 +43,12 @@ export interface ApiDependencies {
   fhirStore: FhirStore;
 }
 
-export const JSON_BODY_LIMIT = '1mb';
-
+/**
+ * The whole HTTP API in one place: every feature's routes (api/<feature>/), the routers that are
+ * not /v1 (SMART discovery, OAuth, FHIR R4), and the shared middleware around them (api/http/).
+ */
 export function createApp(deps: ApiDependencies): Express {
+  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE);
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
   const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
@@ -51,11 +56,11 @@ export function createApp(deps: ApiDependencies): Express {
     ...healthRoutes(deps),
     ...settingsRoutes(deps),
     ...connectionRoutes(deps),
-    ...webhookDeliveryRoutes(deps),
+    ...webhookDeliveryRoutes({ ...deps, workflows }),
     ...webhookReliabilityRoutes(deps),
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
-    ...sandboxCatalogRoutes(),
+    ...sandboxCatalogRoutes(deps),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];
@@ -83,23 +88,4 @@ export function createApp(deps: ApiDependencies): Express {
   });
   app.use(problemHandler);
   return app;
-}
-
-/** Every error leaves as application/problem+json; unexpected ones are logged and never leak a stack. */
-const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const problem = toProblem(error);
-  if (problem.status >= 500 && problem.code === 'internal_error') req.log.error({ err: error }, 'Unhandled error');
-  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
-  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id), req.originalUrl)));
-};
-
-function toProblem(error: unknown): ApiProblem {
-  if (error instanceof ApiProblem) return error;
-  const bodyError = error as { type?: string; status?: number };
-  if (bodyError.type === 'entity.parse.failed') return new ApiProblem(400, 'malformed_json', 'The request body is not valid JSON.');
-  if (bodyError.type === 'entity.too.large') return new ApiProblem(413, 'body_too_large', `The request body is larger than the ${JSON_BODY_LIMIT} limit.`);
-  if (bodyError.type === 'encoding.unsupported' || bodyError.type === 'charset.unsupported') {
-    return new ApiProblem(415, 'unsupported_encoding', 'Send the body as UTF-8 JSON.');
-  }
-  return new ApiProblem(500, 'internal_error', 'Something went wrong on our side. Quote the request_id when you report it.');
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,14 +13,14 @@ import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
-import { listen } from '../platform/services';
-import { ensureTemporalCli } from '../platform/temporal-cli';
-import { connectTemporal, ensureSearchAttributes, startDevServer } from '../platform/temporal';
 import { VERSION } from '../platform/version';
-import { signEnvelope } from '../platform/webhook-signing';
-import { startWorker } from '../platform/worker';
+import { listen } from '../runtime/services';
+import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
+import { ensureTemporalCli } from '../runtime/temporal-cli';
+import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
+import { signEnvelope } from '../webhooks/signing';
 
 /**
  * `npm run bench:deliveries`: N deliveries through the API to a local receiver at several
@@ -94,7 +94,9 @@ async function main() {
     await ensureSearchAttributes(temporal.connection, 'default', logger);
     cleanups.push(() => temporal.connection.close());
 
-    console.log(`Delivery benchmark: ${deliveriesPerRun} deliveries per run, concurrency ${concurrencies.join(', ')}; backlog ${backlogSize}. 2 cores.`);
+    console.log(
+      `Delivery benchmark: ${deliveriesPerRun} deliveries per run, concurrency ${concurrencies.join(', ')}; backlog ${backlogSize}. 2 cores.`,
+    );
     const receiver = await startBenchReceiver(200);
     cleanups.push(receiver.close);
     const service = await startService(database.url, temporalServer.address, 'bench-deliveries', '30s,2m,10m,30m');
@@ -104,7 +106,9 @@ async function main() {
     const engine = await startNoopWorker(temporalServer.address);
     cleanups.push(engine.stop);
 
-    console.log('\nconcurrency | ours: deliveries/s, trigger→receipt latency       | engine ceiling (no-op wf/s) | raw signed POST/s | ours ÷ engine | ours ÷ raw');
+    console.log(
+      '\nconcurrency | ours: deliveries/s, trigger→receipt latency       | engine ceiling (no-op wf/s) | raw signed POST/s | ours ÷ engine | ours ÷ raw',
+    );
     for (const concurrency of concurrencies) {
       const ours = await runDeliveries(service.baseUrl, tenant.key, receiver, concurrency);
       const engineRate = await runEngineCeiling(temporal.client, concurrency);
@@ -137,7 +141,12 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
   const database = await openDatabase({ databaseUrl, dataDir: scratch });
   const temporal = await connectTemporal(temporalAddress, 'default');
   const worker = await startWorker({ address: temporalAddress, config, db: database.db });
-  const server = await listen(createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }), '127.0.0.1', 0, 5);
+  const server = await listen(
+    createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
+    '127.0.0.1',
+    0,
+    5,
+  );
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
     async tenant(webhookUrl: string) {
@@ -197,10 +206,19 @@ async function runEngineCeiling(client: Client, concurrency: number): Promise<nu
 }
 
 async function runRawPosts(url: string, concurrency: number): Promise<number> {
-  const body = JSON.stringify({ id: 'evt_bench', event: 'adt.patient.admitted', resource: { resourceType: 'Encounter', status: 'in-progress', class: { code: 'IMP' } } });
+  const body = JSON.stringify({
+    id: 'evt_bench',
+    event: 'adt.patient.admitted',
+    resource: { resourceType: 'Encounter', status: 'in-progress', class: { code: 'IMP' } },
+  });
   const started = performance.now();
   await pool(deliveriesPerRun, concurrency, async () => {
-    const headers = signEnvelope({ deliveryId: `dlv_raw_${randomUUID()}`, body, secret: 'sbx_whsec_bench', timestampSeconds: Math.floor(Date.now() / 1000) });
+    const headers = signEnvelope({
+      deliveryId: `dlv_raw_${randomUUID()}`,
+      body,
+      secret: 'sbx_whsec_bench',
+      timestampSeconds: Math.floor(Date.now() / 1000),
+    });
     const response = await fetch(url, { method: 'POST', headers, body });
     await response.arrayBuffer();
   });
@@ -216,7 +234,10 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
     const rssBefore = process.memoryUsage().rss;
     const started = performance.now();
     await pool(backlogSize, 50, async () => {
-      const response = await fetch(`${service.baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers: { authorization: `Bearer ${tenant.key}` } });
+      const response = await fetch(`${service.baseUrl}/v1/webhooks/trigger-mock-event`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.key}` },
+      });
       if (response.status !== 202) throw new Error(`trigger answered ${response.status}`);
       await response.arrayBuffer();
     });
@@ -227,15 +248,21 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
     const triggerLatencies: number[] = [];
     for (let i = 0; i < 200; i += 1) {
       let sent = performance.now();
-      await (await fetch(`${service.baseUrl}/v1/webhooks/deliveries?status=retrying&limit=50`, { headers: { authorization: `Bearer ${tenant.key}` } })).arrayBuffer();
+      await (
+        await fetch(`${service.baseUrl}/v1/webhooks/deliveries?status=retrying&limit=50`, { headers: { authorization: `Bearer ${tenant.key}` } })
+      ).arrayBuffer();
       listLatencies.push(performance.now() - sent);
       sent = performance.now();
-      await (await fetch(`${service.baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers: { authorization: `Bearer ${tenant.key}` } })).arrayBuffer();
+      await (
+        await fetch(`${service.baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers: { authorization: `Bearer ${tenant.key}` } })
+      ).arrayBuffer();
       triggerLatencies.push(performance.now() - sent);
     }
     const memory = process.memoryUsage();
     console.log(`\nBacklog: ${backlogSize} deliveries waiting in backoff (filled in ${fillSeconds.toFixed(1)} s).`);
-    console.log(`  process (API + worker) RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB (+${((memory.rss - rssBefore) / 2 ** 20).toFixed(0)} MiB while filling), heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `  process (API + worker) RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB (+${((memory.rss - rssBefore) / 2 ** 20).toFixed(0)} MiB while filling), heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`,
+    );
     console.log(`  GET /v1/webhooks/deliveries?status=retrying&limit=50: ${summary(listLatencies)}`);
     console.log(`  POST /v1/webhooks/trigger-mock-event:               ${summary(triggerLatencies)}`);
   } finally {

@@ -1,6 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -74,7 +74,9 @@ async function main() {
     const started = performance.now();
     const fhirStore = loadFhirStore();
     const loadedIn = performance.now() - started;
-    const ours = await listenOnLoopback(createApp({ config, db: database.db, temporal, logger: createLogger('warn', { pretty: false }), version: VERSION, fhirStore }));
+    const ours = await listenOnLoopback(
+      createApp({ config, db: database.db, temporal, logger: createLogger('warn', { pretty: false }), version: VERSION, fhirStore }),
+    );
     servers.push(ours.server);
 
     // The bare baseline: one Express handler, no middleware, answering the very JSON ours answers for that URL.
@@ -98,9 +100,15 @@ async function main() {
       await autocannon({ url: `${baseline.url}${path}`, connections, duration: 1 });
     }
 
-    console.log(`Read endpoints: ${connections} connections, ${duration} s each, loopback; ${cpus().length} CPU(s), Node ${process.version}; Postgres for API keys.`);
-    console.log(`Fixtures: ${fhirStore.supportedTypes.reduce((sum, type) => sum + fhirStore.list(type).length, 0)} resources loaded and indexed in ${loadedIn.toFixed(0)} ms.\n`);
-    console.log(`${'endpoint'.padEnd(58)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ours ÷ bare`);
+    console.log(
+      `Read endpoints: ${connections} connections, ${duration} s each, loopback; ${cpus().length} CPU(s), Node ${process.version}; Postgres for API keys.`,
+    );
+    console.log(
+      `Fixtures: ${fhirStore.supportedTypes.reduce((sum, type) => sum + fhirStore.list(type).length, 0)} resources loaded and indexed in ${loadedIn.toFixed(0)} ms.\n`,
+    );
+    console.log(
+      `${'endpoint'.padEnd(58)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ours ÷ bare`,
+    );
     for (const path of ENDPOINTS) {
       const mine = await measure(`${ours.url}${path}`, { authorization: `Bearer ${key}` });
       const theirs = await measure(`${baseline.url}${path}`);

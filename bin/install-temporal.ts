@@ -1,6 +1,6 @@
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { ensureTemporalCli } from '../platform/temporal-cli';
+import { ensureTemporalCli } from '../runtime/temporal-cli';
 import { runMain } from './run-main';
 
 /** `npm run temporal:install`: finds the pinned Temporal CLI or builds it (used by .ci/run). */

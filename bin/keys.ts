@@ -1,5 +1,5 @@
-import Table from 'cli-table3';
 import { parseArgs } from 'node:util';
+import Table from 'cli-table3';
 import { eq } from 'drizzle-orm';
 import { organizations } from '../drizzle/schema';
 import { loadConfig } from '../platform/config';

@@ -1,7 +1,7 @@
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { listen, stopOnSignal } from '../platform/services';
 import { createRelayReceiver } from '../relay-receiver/app';
+import { listen, stopOnSignal } from '../runtime/services';
 import { runMain, UsageError } from './run-main';
 
 /** `npm run receiver`: the demo relay receiver alone, verifying with the secrets you give it. */
@@ -18,5 +18,7 @@ runMain(async () => {
   const app = createRelayReceiver({ secrets: async () => secrets, forwardUrl: config.RELAY_FORWARD_URL, logger });
   const server = await listen(app, config.HOST, config.RELAY_PORT, config.SHUTDOWN_GRACE_SECONDS);
   stopOnSignal(logger, [{ name: 'relay receiver', run: server.close }]);
-  logger.info(`Relay receiver on http://localhost:${server.port} (POST /webhooks)${config.RELAY_FORWARD_URL ? `, forwarding to ${config.RELAY_FORWARD_URL}` : ''}`);
+  logger.info(
+    `Relay receiver on http://localhost:${server.port} (POST /webhooks)${config.RELAY_FORWARD_URL ? `, forwarding to ${config.RELAY_FORWARD_URL}` : ''}`,
+  );
 });

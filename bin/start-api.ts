@@ -3,9 +3,9 @@ import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { listen, stopOnSignal } from '../platform/services';
-import { connectTemporal } from '../platform/temporal';
 import { VERSION } from '../platform/version';
+import { listen, stopOnSignal } from '../runtime/services';
+import { connectTemporal } from '../runtime/temporal';
 import { runMain } from './run-main';
 import { requireSharedInfrastructure } from './split-process';
 

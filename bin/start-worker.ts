@@ -1,9 +1,9 @@
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { stopOnSignal } from '../platform/services';
-import { connectTemporal, ensureSearchAttributes } from '../platform/temporal';
-import { startWorker } from '../platform/worker';
+import { stopOnSignal } from '../runtime/services';
+import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
+import { startWorker } from '../runtime/worker';
 import { runMain } from './run-main';
 import { requireSharedInfrastructure } from './split-process';
 

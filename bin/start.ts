@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { createApp } from '../api/app';
 import { loadFhirStore } from '../fixtures/store';
-import { createRelayReceiver } from '../relay-receiver/app';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ensureDemoOrganization, webhookSecretsOf } from '../platform/organizations';
-import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../platform/services';
-import { connectTemporal, ensureSearchAttributes } from '../platform/temporal';
 import { VERSION } from '../platform/version';
-import { startWorker } from '../platform/worker';
-import type { selfCheckWorkflow } from '../workflows/self-check';
+import { createRelayReceiver } from '../relay-receiver/app';
+import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
+import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
+import { startWorker } from '../runtime/worker';
+import type { selfCheckWorkflow } from '../workflows/self-check/workflow';
 import { runMain } from './run-main';
 
 /**
@@ -26,7 +26,11 @@ runMain(async () => {
   const demoKey = resolveDemoApiKey(config);
   // The relay verifies with the demo organization's secrets, read at each delivery so rotations apply.
   let demoOrganizationId = '';
-  const relay = createRelayReceiver({ secrets: () => webhookSecretsOf(database.db, demoOrganizationId), forwardUrl: config.RELAY_FORWARD_URL, logger });
+  const relay = createRelayReceiver({
+    secrets: () => webhookSecretsOf(database.db, demoOrganizationId),
+    forwardUrl: config.RELAY_FORWARD_URL,
+    logger,
+  });
   const relayServer = await listen(relay, config.HOST, config.RELAY_PORT, config.SHUTDOWN_GRACE_SECONDS);
   const relayUrl = `http://localhost:${relayServer.port}`;
   demoOrganizationId = (await ensureDemoOrganization(database.db, demoKey, { webhookUrl: `${relayUrl}/webhooks` })).organizationId;

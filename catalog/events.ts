@@ -1,10 +1,10 @@
 import type { AuditEvent, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
 import { addHours } from '../fixtures/calendar';
-import { loadFhirStore, patientOf } from '../fixtures/store';
+import { type FhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
 
 /**
- * The event catalog: the one list of webhook event names (decisions.md: `<domain>.<entity>.<action>`).
+ * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).
  * Every mock event, HL7 mapping and scenario step names its event from here, and each event carries
  * a sample FHIR R4 resource for its envelope, taken from the synthetic world so its references resolve.
  */
@@ -12,8 +12,8 @@ export interface EventDefinition {
   name: string;
   domain: string;
   description: string;
-  /** A fresh synthetic FHIR R4 resource for this event's envelope. */
-  sampleResource(): FhirResource;
+  /** A fresh synthetic FHIR R4 resource for this event's envelope, drawn from `store`. */
+  sampleResource(store: FhirStore): FhirResource;
 }
 
 /** The walkthrough patient: samples come from her record where it has one. */
@@ -22,19 +22,25 @@ const SHOWCASE_PATIENT = 'syn-pat-0001';
 type ResourceOf<T extends FhirResource['resourceType']> = Extract<FhirResource, { resourceType: T }>;
 
 /**
- * A sample drawn from the committed world: a copy of the first resource of `type` that `matches`,
- * changed by `adjust` to the state the event describes (an admission is still in progress). The
- * search runs once; every call copies what it found, since mock triggers ask on every request.
+ * A sample drawn from the world: a copy of the first resource of `type` that `matches`, changed by
+ * `adjust` to the state the event describes (an admission is still in progress). The search runs
+ * once per store; every call copies what it found, since mock triggers ask on every request.
  */
-function fromWorld<T extends FhirResource['resourceType']>(type: T, matches: (resource: ResourceOf<T>) => boolean, adjust?: (resource: ResourceOf<T>) => void): () => FhirResource {
-  let found: ResourceOf<T> | undefined;
-  return () => {
-    found ??= loadFhirStore()
-      .list(type)
-      .find((resource) => matches(resource as ResourceOf<T>)) as ResourceOf<T> | undefined;
-    if (!found) throw new Error(`The fixtures hold no ${type} for this event's sample; regenerate them with npm run fixtures`);
-    const sample = structuredClone(found);
-    adjust?.(sample);
+function fromWorld<T extends FhirResource['resourceType']>(
+  type: T,
+  matches: (resource: ResourceOf<T>, store: FhirStore) => boolean,
+  adjust?: (resource: ResourceOf<T>, store: FhirStore) => void,
+): (store: FhirStore) => FhirResource {
+  const found = new WeakMap<FhirStore, ResourceOf<T>>();
+  return (store) => {
+    let match = found.get(store);
+    if (!match) {
+      match = store.list(type).find((resource) => matches(resource as ResourceOf<T>, store)) as ResourceOf<T> | undefined;
+      if (!match) throw new Error(`The fixtures hold no ${type} for this event's sample; regenerate them with npm run fixtures`);
+      found.set(store, match);
+    }
+    const sample = structuredClone(match);
+    adjust?.(sample, store);
     return sample;
   };
 }
@@ -58,11 +64,11 @@ function stillAdmitted(encounter: Encounter): void {
 }
 
 /** Moved from the emergency department to the ward three hours after arrival. */
-function transferredFromEmergency(encounter: Encounter): void {
+function transferredFromEmergency(encounter: Encounter, store: FhirStore): void {
   stillAdmitted(encounter);
   const start = encounter.period!.start!;
   const moved = addHours(start, 3);
-  const emergency = loadFhirStore().read('Location', 'syn-loc-lakeside-ed') as { id: string; name: string };
+  const emergency = store.read('Location', 'syn-loc-lakeside-ed') as { id: string; name: string };
   encounter.location = [
     { location: { reference: `Location/${emergency.id}`, display: emergency.name }, status: 'completed', period: { start, end: moved } },
     ...(encounter.location ?? []).map((location) => ({ ...location, period: { start: moved } })),
@@ -74,15 +80,17 @@ function pendedForDocumentation(response: ClaimResponse): void {
   response.disposition = 'Pended: additional documentation requested';
   delete response.preAuthRef;
   delete response.preAuthPeriod;
-  response.processNote = [{ number: 1, type: 'display', text: 'Send the report of plain radiographs of the same site taken within the last 6 months.' }];
+  response.processNote = [
+    { number: 1, type: 'display', text: 'Send the report of plain radiographs of the same site taken within the last 6 months.' },
+  ];
 }
 
 const isPriorAuth = (resource: Claim | ClaimResponse) => resource.use === 'preauthorization';
 /** A remittance that settles one of the walkthrough patient's claims. */
-function paysShowcase(payment: PaymentReconciliation): boolean {
+function paysShowcase(payment: PaymentReconciliation, store: FhirStore): boolean {
   return (payment.detail ?? []).some((detail) => {
     const [type, id] = (detail.response?.reference ?? '').split('/');
-    const response = type && id ? loadFhirStore().read(type, id) : undefined;
+    const response = type && id ? store.read(type, id) : undefined;
     return response !== undefined && ofShowcase(response);
   });
 }
@@ -101,7 +109,12 @@ const deliveryExhausted = (): AuditEvent => ({
 });
 
 const definitions: EventDefinition[] = [
-  { name: 'adt.patient.admitted', domain: 'adt', description: 'A patient was admitted (HL7 v2 ADT^A01).', sampleResource: fromWorld('Encounter', showcaseInpatientStay, stillAdmitted) },
+  {
+    name: 'adt.patient.admitted',
+    domain: 'adt',
+    description: 'A patient was admitted (HL7 v2 ADT^A01).',
+    sampleResource: fromWorld('Encounter', showcaseInpatientStay, stillAdmitted),
+  },
   {
     name: 'adt.patient.registered',
     domain: 'adt',
@@ -115,8 +128,18 @@ const definitions: EventDefinition[] = [
       },
     ),
   },
-  { name: 'adt.patient.transferred', domain: 'adt', description: 'A patient moved to another location (ADT^A02).', sampleResource: fromWorld('Encounter', showcaseInpatientStay, transferredFromEmergency) },
-  { name: 'adt.patient.discharged', domain: 'adt', description: 'A patient was discharged (ADT^A03).', sampleResource: fromWorld('Encounter', showcaseInpatientStay) },
+  {
+    name: 'adt.patient.transferred',
+    domain: 'adt',
+    description: 'A patient moved to another location (ADT^A02).',
+    sampleResource: fromWorld('Encounter', showcaseInpatientStay, transferredFromEmergency),
+  },
+  {
+    name: 'adt.patient.discharged',
+    domain: 'adt',
+    description: 'A patient was discharged (ADT^A03).',
+    sampleResource: fromWorld('Encounter', showcaseInpatientStay),
+  },
   {
     name: 'results.observation.final',
     domain: 'results',
@@ -163,7 +186,10 @@ const definitions: EventDefinition[] = [
     name: 'medications.prescription.created',
     domain: 'medications',
     description: 'A prescription was written (RDE^O11).',
-    sampleResource: fromWorld('MedicationRequest', (prescription) => ofShowcase(prescription) && codeOf(prescription.medicationCodeableConcept) === '860975'),
+    sampleResource: fromWorld(
+      'MedicationRequest',
+      (prescription) => ofShowcase(prescription) && codeOf(prescription.medicationCodeableConcept) === '860975',
+    ),
   },
   {
     name: 'eligibility.check.completed',

@@ -30,17 +30,41 @@ type DocumentationCode = keyof typeof DOCUMENTATION;
 
 /** The clinical policy behind each service a payer may put on its prior-authorization list. */
 const PRIOR_AUTH_POLICIES = {
-  mriKnee: { documentation: ['clinical_notes', 'conservative_therapy', 'prior_imaging'], criteria: 'Knee pain with mechanical symptoms or failed conservative therapy after normal or non-diagnostic radiographs' },
-  mriLumbar: { documentation: ['clinical_notes', 'conservative_therapy', 'red_flag_assessment'], criteria: 'Low back pain beyond 6 weeks of conservative therapy, or any red flag' },
+  mriKnee: {
+    documentation: ['clinical_notes', 'conservative_therapy', 'prior_imaging'],
+    criteria: 'Knee pain with mechanical symptoms or failed conservative therapy after normal or non-diagnostic radiographs',
+  },
+  mriLumbar: {
+    documentation: ['clinical_notes', 'conservative_therapy', 'red_flag_assessment'],
+    criteria: 'Low back pain beyond 6 weeks of conservative therapy, or any red flag',
+  },
   mriBrain: { documentation: ['clinical_notes', 'red_flag_assessment'], criteria: 'New focal neurological deficit or headache with red flags' },
   ctAbdomenPelvis: { documentation: ['clinical_notes'], criteria: 'Abdominal pain with abnormal exam or laboratory findings' },
-  kneeArthroscopy: { documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy'], criteria: 'Meniscal tear on MRI with mechanical symptoms' },
-  totalKneeArthroplasty: { documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy', 'surgical_plan'], criteria: 'Advanced osteoarthritis with functional limitation after 3 months of conservative therapy' },
-  lumbarDiscectomy: { documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy', 'surgical_plan'], criteria: 'Radiculopathy concordant with imaging after 6 weeks of conservative therapy' },
-  sleepStudy: { documentation: ['clinical_notes', 'sleep_questionnaire'], criteria: 'Suspected obstructive sleep apnea with a positive screening questionnaire' },
+  kneeArthroscopy: {
+    documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy'],
+    criteria: 'Meniscal tear on MRI with mechanical symptoms',
+  },
+  totalKneeArthroplasty: {
+    documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy', 'surgical_plan'],
+    criteria: 'Advanced osteoarthritis with functional limitation after 3 months of conservative therapy',
+  },
+  lumbarDiscectomy: {
+    documentation: ['clinical_notes', 'imaging_report', 'conservative_therapy', 'surgical_plan'],
+    criteria: 'Radiculopathy concordant with imaging after 6 weeks of conservative therapy',
+  },
+  sleepStudy: {
+    documentation: ['clinical_notes', 'sleep_questionnaire'],
+    criteria: 'Suspected obstructive sleep apnea with a positive screening questionnaire',
+  },
   cpapDevice: { documentation: ['sleep_study_report'], criteria: 'Obstructive sleep apnea confirmed by a sleep study' },
-  adalimumab: { documentation: ['diagnosis_confirmation', 'step_therapy', 'tuberculosis_screen'], criteria: 'Moderate to severe inflammatory disease after failure of conventional therapy' },
-  infliximab: { documentation: ['diagnosis_confirmation', 'step_therapy', 'tuberculosis_screen'], criteria: 'Moderate to severe inflammatory disease after failure of conventional therapy' },
+  adalimumab: {
+    documentation: ['diagnosis_confirmation', 'step_therapy', 'tuberculosis_screen'],
+    criteria: 'Moderate to severe inflammatory disease after failure of conventional therapy',
+  },
+  infliximab: {
+    documentation: ['diagnosis_confirmation', 'step_therapy', 'tuberculosis_screen'],
+    criteria: 'Moderate to severe inflammatory disease after failure of conventional therapy',
+  },
 } satisfies Partial<Record<ServiceKey, { documentation: DocumentationCode[]; criteria: string }>>;
 
 type PriorAuthService = keyof typeof PRIOR_AUTH_POLICIES;
@@ -66,8 +90,13 @@ export const payerRulesSchema = z
     payer_id: z.string().meta({ example: 'syn-payer-alderpeak' }),
     name: z.string(),
     plan_type: z.enum(PLAN_TYPES),
-    organization: z.string().meta({ description: 'The payer as a FHIR reference into the synthetic world', example: 'Organization/syn-payer-alderpeak' }),
-    cms_0057_f_impacted: z.boolean().meta({ description: 'Whether CMS-0057-F binds this plan type (Medicare Advantage, Medicaid, CHIP, marketplace plans); the others keep to its bounds voluntarily' }),
+    organization: z
+      .string()
+      .meta({ description: 'The payer as a FHIR reference into the synthetic world', example: 'Organization/syn-payer-alderpeak' }),
+    cms_0057_f_impacted: z.boolean().meta({
+      description:
+        'Whether CMS-0057-F binds this plan type (Medicare Advantage, Medicaid, CHIP, marketplace plans); the others keep to its bounds voluntarily',
+    }),
     prior_authorization: z.object({
       standard_turnaround_hours: z.number().int().max(CMS_0057_F_STANDARD_HOURS),
       expedited_turnaround_hours: z.number().int().max(CMS_0057_F_EXPEDITED_HOURS),
@@ -86,7 +115,9 @@ export const payerRulesSchema = z
     }),
     eligibility: z.object({
       real_time_270_271: z.boolean(),
-      search_keys: z.array(z.array(z.enum(['member_id', 'first_name', 'last_name', 'birth_date']))).meta({ description: 'Each entry is one combination of fields that identifies a member' }),
+      search_keys: z
+        .array(z.array(z.enum(['member_id', 'first_name', 'last_name', 'birth_date'])))
+        .meta({ description: 'Each entry is one combination of fields that identifies a member' }),
       referral_required_for_specialist: z.boolean(),
       pcp_assignment_required: z.boolean(),
       dependent_max_age: z.number().int().nullable(),
@@ -132,7 +163,15 @@ interface PayerPolicy {
 
 const MEMBER_ID_AND_BIRTH_DATE: PayerRules['eligibility']['search_keys'][number] = ['member_id', 'birth_date'];
 const NAME_AND_BIRTH_DATE: PayerRules['eligibility']['search_keys'][number] = ['first_name', 'last_name', 'birth_date'];
-const COMMON_DENIALS: DenialKey[] = ['authorizationAbsent', 'notMedicallyNecessary', 'missingInformation', 'coverageTerminated', 'timelyFiling', 'duplicate', 'notCoveredByPlan'];
+const COMMON_DENIALS: DenialKey[] = [
+  'authorizationAbsent',
+  'notMedicallyNecessary',
+  'missingInformation',
+  'coverageTerminated',
+  'timelyFiling',
+  'duplicate',
+  'notCoveredByPlan',
+];
 
 const POLICIES: Record<PayerId, PayerPolicy> = {
   'syn-payer-alderpeak': {
@@ -148,7 +187,14 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
       referral_required_for_specialist: false,
       pcp_assignment_required: false,
       dependent_max_age: 26,
-      cost_sharing: { primary_care_copay: 25, specialist_copay: 50, emergency_copay: 250, annual_deductible: 1500, coinsurance_percent: 20, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 25,
+        specialist_copay: 50,
+        emergency_copay: 250,
+        annual_deductible: 1500,
+        coinsurance_percent: 20,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 180,
     allowedPercent: 68,
@@ -160,14 +206,33 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
     expeditedHours: 72,
     approvalValidDays: 60,
     channels: ['x12_278', 'portal'],
-    priorAuth: ['mriKnee', 'mriLumbar', 'mriBrain', 'ctAbdomenPelvis', 'kneeArthroscopy', 'totalKneeArthroplasty', 'lumbarDiscectomy', 'sleepStudy', 'cpapDevice', 'adalimumab', 'infliximab'],
+    priorAuth: [
+      'mriKnee',
+      'mriLumbar',
+      'mriBrain',
+      'ctAbdomenPelvis',
+      'kneeArthroscopy',
+      'totalKneeArthroplasty',
+      'lumbarDiscectomy',
+      'sleepStudy',
+      'cpapDevice',
+      'adalimumab',
+      'infliximab',
+    ],
     eligibility: {
       real_time_270_271: true,
       search_keys: [MEMBER_ID_AND_BIRTH_DATE],
       referral_required_for_specialist: true,
       pcp_assignment_required: true,
       dependent_max_age: 26,
-      cost_sharing: { primary_care_copay: 20, specialist_copay: 45, emergency_copay: 300, annual_deductible: 500, coinsurance_percent: 10, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 20,
+        specialist_copay: 45,
+        emergency_copay: 300,
+        annual_deductible: 500,
+        coinsurance_percent: 10,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 90,
     allowedPercent: 61,
@@ -186,7 +251,14 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
       referral_required_for_specialist: true,
       pcp_assignment_required: true,
       dependent_max_age: null,
-      cost_sharing: { primary_care_copay: 0, specialist_copay: 35, emergency_copay: 110, annual_deductible: 0, coinsurance_percent: 20, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 0,
+        specialist_copay: 35,
+        emergency_copay: 110,
+        annual_deductible: 0,
+        coinsurance_percent: 20,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 365,
     allowedPercent: 55,
@@ -198,14 +270,33 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
     expeditedHours: 72,
     approvalValidDays: 60,
     channels: ['fhir_pas', 'portal'],
-    priorAuth: ['mriKnee', 'mriLumbar', 'mriBrain', 'ctAbdomenPelvis', 'kneeArthroscopy', 'totalKneeArthroplasty', 'lumbarDiscectomy', 'sleepStudy', 'cpapDevice', 'adalimumab', 'infliximab'],
+    priorAuth: [
+      'mriKnee',
+      'mriLumbar',
+      'mriBrain',
+      'ctAbdomenPelvis',
+      'kneeArthroscopy',
+      'totalKneeArthroplasty',
+      'lumbarDiscectomy',
+      'sleepStudy',
+      'cpapDevice',
+      'adalimumab',
+      'infliximab',
+    ],
     eligibility: {
       real_time_270_271: true,
       search_keys: [MEMBER_ID_AND_BIRTH_DATE, NAME_AND_BIRTH_DATE],
       referral_required_for_specialist: false,
       pcp_assignment_required: true,
       dependent_max_age: 21,
-      cost_sharing: { primary_care_copay: 0, specialist_copay: 0, emergency_copay: 0, annual_deductible: 0, coinsurance_percent: 0, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 0,
+        specialist_copay: 0,
+        emergency_copay: 0,
+        annual_deductible: 0,
+        coinsurance_percent: 0,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 365,
     allowedPercent: 45,
@@ -224,7 +315,14 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
       referral_required_for_specialist: false,
       pcp_assignment_required: false,
       dependent_max_age: 26,
-      cost_sharing: { primary_care_copay: 30, specialist_copay: 60, emergency_copay: 350, annual_deductible: 2500, coinsurance_percent: 20, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 30,
+        specialist_copay: 60,
+        emergency_copay: 350,
+        annual_deductible: 2500,
+        coinsurance_percent: 20,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 120,
     allowedPercent: 74,
@@ -243,7 +341,14 @@ const POLICIES: Record<PayerId, PayerPolicy> = {
       referral_required_for_specialist: false,
       pcp_assignment_required: false,
       dependent_max_age: 26,
-      cost_sharing: { primary_care_copay: 40, specialist_copay: 80, emergency_copay: 400, annual_deductible: 4000, coinsurance_percent: 30, preventive_covered_in_full: true },
+      cost_sharing: {
+        primary_care_copay: 40,
+        specialist_copay: 80,
+        emergency_copay: 400,
+        annual_deductible: 4000,
+        coinsurance_percent: 30,
+        preventive_covered_in_full: true,
+      },
     },
     timelyFilingDays: 180,
     allowedPercent: 58,
@@ -277,7 +382,10 @@ function toRules(payer: (typeof PAYERS)[number]): PayerRules {
           system: code.system,
           display: code.display,
           criteria: policyOfService.criteria,
-          required_documentation: policyOfService.documentation.map((documentation) => ({ code: documentation, description: DOCUMENTATION[documentation] })),
+          required_documentation: policyOfService.documentation.map((documentation) => ({
+            code: documentation,
+            description: DOCUMENTATION[documentation],
+          })),
         };
       }),
     },

@@ -1,8 +1,9 @@
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
-/** A partner organization. Holds the default webhook target (decisions.md: two-tier targets). */
+/** A partner organization. Holds the default webhook target (CONVENTIONS.md: two-tier targets). */
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
@@ -52,7 +53,7 @@ export type ApiKey = typeof apiKeys.$inferSelect;
 export type Connection = typeof connections.$inferSelect;
 
 /**
- * Idempotency-Key records (decisions.md): the first response to a key is stored and replayed for
+ * Idempotency-Key records (CONVENTIONS.md): the first response to a key is stored and replayed for
  * 24 h to the same request; a different request with the same key is refused.
  */
 export const idempotencyKeys = pgTable(
@@ -72,9 +73,6 @@ export const idempotencyKeys = pgTable(
   },
   (table) => [primaryKey({ columns: [table.organizationId, table.key] })],
 );
-
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
-export type DeliveryStatusValue = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * One webhook delivery: the stored envelope (the exact bytes every attempt and replay sends) and its
@@ -103,7 +101,7 @@ export const deliveries = pgTable(
   ],
 );
 
-/** Every attempt of a delivery, as decisions.md lists: number, time, duration, response, error, chaos. */
+/** Every attempt of a delivery, as CONVENTIONS.md lists: number, time, duration, response, error, chaos. */
 export const deliveryAttempts = pgTable(
   'delivery_attempts',
   {
@@ -112,22 +110,22 @@ export const deliveryAttempts = pgTable(
       .notNull()
       .references(() => deliveries.id, { onDelete: 'cascade' }),
     number: integer('number').notNull(),
-    trigger: text('trigger', { enum: ['initial', 'retry', 'replay'] }).notNull(),
+    trigger: text('trigger', { enum: ATTEMPT_TRIGGERS }).notNull(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     durationMs: integer('duration_ms').notNull(),
     targetUrl: text('target_url'),
-    targetSource: text('target_source', { enum: ['connection', 'organization'] }),
-    outcome: text('outcome', { enum: ['succeeded', 'failed', 'gone'] }).notNull(),
+    targetSource: text('target_source', { enum: TARGET_SOURCES }),
+    outcome: text('outcome', { enum: ATTEMPT_OUTCOMES }).notNull(),
     responseStatus: integer('response_status'),
     responseBody: text('response_body'),
     retryAfterMs: integer('retry_after_ms'),
     error: text('error'),
-    chaos: text('chaos'),
+    chaos: text('chaos', { enum: CHAOS_MODES }),
   },
   (table) => [uniqueIndex('delivery_attempts_delivery_number_idx').on(table.deliveryId, table.number)],
 );
 
-/** The organization's chaos profile (decisions.md): per mode, the first N attempts and/or a rate. */
+/** The organization's chaos profile (CONVENTIONS.md): per mode, the first N attempts and/or a rate. */
 export const reliabilityProfiles = pgTable('reliability_profiles', {
   organizationId: text('organization_id')
     .primaryKey()

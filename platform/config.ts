@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from './retry-schedule';
 import { API_KEY_PATTERN } from './secrets';
 
 /**
@@ -15,9 +16,7 @@ const port = z.coerce
   .min(0, 'expected a port between 0 and 65535')
   .max(65535, 'expected a port between 0 and 65535');
 
-const postgresUrl = z
-  .string()
-  .regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL');
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL');
 
 const httpUrl = z
   .string()
@@ -25,18 +24,10 @@ const httpUrl = z
   .regex(/^https?:\/\//, 'expected an absolute http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
-const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-
-/** `30s,2m,10m,30m` → [30000, 120000, 600000, 1800000]: one entry per retry (decisions.md). */
 const retrySchedule = z
   .string()
-  .regex(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*)*$/, 'expected comma-separated durations with ms, s, m or h, e.g. 30s,2m,10m,30m')
-  .transform((value) =>
-    value.split(',').map((entry) => {
-      const [, amount, unit] = /^(\d+)(ms|s|m|h)$/.exec(entry.trim())!;
-      return Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
-    }),
-  );
+  .regex(RETRY_SCHEDULE_PATTERN, `expected comma-separated durations with ms, s, m or h, e.g. ${DEFAULT_RETRY_SCHEDULE}`)
+  .transform(parseRetrySchedule);
 
 const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
 
@@ -45,10 +36,17 @@ const environmentSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: port.default(3000),
   PUBLIC_BASE_URL: httpUrl.optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'expected one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'expected one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_URL: postgresUrl.optional(),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port, e.g. localhost:7233').optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d+$/, 'expected host:port, e.g. localhost:7233')
+    .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('sandbox'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
@@ -58,14 +56,23 @@ const environmentSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number({ message: 'expected a number' }).int('expected a whole number').min(0, 'expected 0 or more').default(500),
-  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([30_000, 120_000, 600_000, 1_800_000]),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number({ message: 'expected a number' })
+    .int('expected a whole number')
+    .min(0, 'expected 0 or more')
+    .default(500),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   RELAY_PORT: port.default(3004),
   RELAY_FORWARD_URL: httpUrl.optional(),
   RELAY_WEBHOOK_SECRETS: z
     .string()
-    .transform((value) => value.split(',').map((secret) => secret.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean),
+    )
     .optional(),
   SMART_AUTHORIZATION_CODE_SECONDS: positiveInt.default(60),
   SMART_LAUNCH_SECONDS: positiveInt.default(300),
@@ -99,4 +106,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     ALLOW_PRIVATE_TARGETS: values.ALLOW_PRIVATE_TARGETS ?? values.NODE_ENV !== 'production',
   };
 }
-

@@ -56,9 +56,7 @@ export async function revokeApiKey(db: Database, idOrKey: string): Promise<boole
   return revoked.length > 0;
 }
 
-export type KeyLookup =
-  | { status: 'active'; organizationId: string; apiKeyId: string }
-  | { status: 'revoked' | 'unknown' };
+export type KeyLookup = { status: 'active'; organizationId: string; apiKeyId: string } | { status: 'revoked' | 'unknown' };
 
 export async function lookUpApiKey(db: Database, key: string): Promise<KeyLookup> {
   const [row] = await db

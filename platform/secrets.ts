@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'sk_sandbox_';
 export const API_KEY_PATTERN = /^sk_sandbox_[A-Za-z0-9_-]{32,}$/;
 
-/** Webhook signing secrets: `sbx_whsec_` + 32 random bytes (base64url), per decisions.md. */
+/** Webhook signing secrets: `sbx_whsec_` + 32 random bytes (base64url), per CONVENTIONS.md. */
 export const WEBHOOK_SECRET_PREFIX = 'sbx_whsec_';
 
 export function generateApiKey(): string {

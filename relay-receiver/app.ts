@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import express, { type Express, type Request } from 'express';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { verifyServiceSignature } from '../platform/webhook-signing';
+import { verifyServiceSignature } from '../webhooks/signing';
 import { RELAY_PAGE } from './page';
 
 export interface RelayReceiverOptions {
@@ -30,7 +30,15 @@ export interface RelayRecord {
 
 const DEDUPE_WINDOW = 100_000;
 
-const FORWARDED_HEADERS = ['content-type', 'user-agent', 'x-service-delivery-id', 'x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
+const FORWARDED_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-service-delivery-id',
+  'x-service-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+];
 
 /**
  * The demo relay receiver (port 3004): verifies both signatures, deduplicates on
@@ -79,7 +87,8 @@ export function createRelayReceiver(options: RelayReceiverOptions): Express {
       return;
     }
     const forwarded = options.forwardUrl ? await forward(options.forwardUrl, req, body) : null;
-    const answered = forwarded === null ? 200 : forwarded.status === null ? 502 : forwarded.status >= 200 && forwarded.status < 300 ? 200 : forwarded.status;
+    const answered =
+      forwarded === null ? 200 : forwarded.status === null ? 502 : forwarded.status >= 200 && forwarded.status < 300 ? 200 : forwarded.status;
     if (answered === 200) {
       handled.add(deliveryId);
       if (handled.size > DEDUPE_WINDOW) handled.delete(handled.values().next().value!);

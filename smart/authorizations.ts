@@ -30,7 +30,10 @@ export interface AuthorizationDeps {
 }
 
 /** A picker request that is unknown, expired or already answered: nothing can be redirected. */
-export const EXPIRED_REQUEST = errorPage('Authorization request expired', 'This authorization request is unknown or has expired. Start the launch again from the app.');
+export const EXPIRED_REQUEST = errorPage(
+  'Authorization request expired',
+  'This authorization request is unknown or has expired. Start the launch again from the app.',
+);
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -43,14 +46,19 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     // Until the client and its redirect URI are established, nothing may be redirected (RFC 6749 §4.1.2.1).
     const duplicated = [...new Set([...params.keys()].filter((name, index, all) => all.indexOf(name) !== index))];
     const clientId = params.get('client_id');
-    if (!clientId) return errorPage('Missing client_id', 'The authorization request has no client_id. Register the app with POST /v1/smart/clients and send its client_id.');
+    if (!clientId)
+      return errorPage(
+        'Missing client_id',
+        'The authorization request has no client_id. Register the app with POST /v1/smart/clients and send its client_id.',
+      );
     if (duplicated.includes('client_id') || duplicated.includes('redirect_uri')) {
       return errorPage('Repeated parameter', 'client_id and redirect_uri must each appear once in the authorization request.');
     }
     const client = await findClient(db, clientId);
     if (!client) return errorPage('Unknown client', `No SMART client ${clientId} is registered with this sandbox.`);
     const redirectUri = params.get('redirect_uri');
-    if (!redirectUri) return errorPage('Missing redirect_uri', `The authorization request has no redirect_uri. Send one of the URIs registered for ${client.name}.`);
+    if (!redirectUri)
+      return errorPage('Missing redirect_uri', `The authorization request has no redirect_uri. Send one of the URIs registered for ${client.name}.`);
     if (!client.redirectUris.includes(redirectUri)) {
       return errorPage(
         'Unregistered redirect_uri',
@@ -70,12 +78,18 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (!state) return fail('invalid_request', 'state is required (SMART App Launch): send an unguessable value and check it on return.');
     const aud = params.get('aud');
     if (!aud) return fail('invalid_request', `aud is required and must be the FHIR base URL, ${urls.fhirBase}.`);
-    if (aud.replace(/\/+$/, '') !== urls.fhirBase) return fail('invalid_request', `aud must be this sandbox's FHIR base URL, ${urls.fhirBase} (got ${aud}).`);
+    if (aud.replace(/\/+$/, '') !== urls.fhirBase)
+      return fail('invalid_request', `aud must be this sandbox's FHIR base URL, ${urls.fhirBase} (got ${aud}).`);
     const challenge = params.get('code_challenge');
     const method = params.get('code_challenge_method');
     if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge and code_challenge_method=S256.');
-    if (method !== 'S256') return fail('invalid_request', `Only code_challenge_method=S256 is accepted${method ? ` (got ${method})` : '; plain is the default when it is omitted, and plain is refused'}.`);
-    if (!PKCE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier: 43 characters, no padding.');
+    if (method !== 'S256')
+      return fail(
+        'invalid_request',
+        `Only code_challenge_method=S256 is accepted${method ? ` (got ${method})` : '; plain is the default when it is omitted, and plain is refused'}.`,
+      );
+    if (!PKCE_CHALLENGE.test(challenge))
+      return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier: 43 characters, no padding.');
 
     const launch = params.get('launch');
     const launchKind = launch ? 'ehr' : 'standalone';
@@ -86,7 +100,10 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       launchKind,
     });
     if (scopes.length === 0) {
-      return fail('invalid_scope', `None of the requested scopes (${params.get('scope') || 'none'}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access.`);
+      return fail(
+        'invalid_scope',
+        `None of the requested scopes (${params.get('scope') || 'none'}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access.`,
+      );
     }
     const request = {
       clientId: client.id,
@@ -99,7 +116,11 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (launch) {
       if (!scopes.includes('launch')) return fail('invalid_scope', 'An EHR launch (with a launch parameter) must ask for the launch scope.');
       const context = await consumeLaunch(db, launch, client.id);
-      if (!context) return fail('invalid_request', 'The launch parameter is unknown, expired, already used, or belongs to another client. Start a new launch with POST /v1/smart/launch.');
+      if (!context)
+        return fail(
+          'invalid_request',
+          'The launch parameter is unknown, expired, already used, or belongs to another client. Start a new launch with POST /v1/smart/launch.',
+        );
       const granted = withLaunchContext(scopes, context);
       const fhirUser = granted.includes('fhirUser') ? ehrUser(context.patientId) : null;
       return issueCode(client, { ...request, launchKind, scope: finalScope(granted, fhirUser), ...context, fhirUser });
@@ -141,15 +162,29 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (!authorization) return EXPIRED_REQUEST;
     if (choice === 'deny') {
       await db.update(smartAuthorizations).set({ revokedAt: new Date() }).where(eq(smartAuthorizations.id, requestId));
-      return { kind: 'redirect', location: withParams(authorization.redirectUri, { error: 'access_denied', error_description: 'No patient was chosen.', state: authorization.state }) };
+      return {
+        kind: 'redirect',
+        location: withParams(authorization.redirectUri, {
+          error: 'access_denied',
+          error_description: 'No patient was chosen.',
+          state: authorization.state,
+        }),
+      };
     }
-    if (!fhirStore.read('Patient', choice.patientId)) return errorPage('Unknown patient', `No synthetic patient ${choice.patientId} exists. Go back and choose one from the list.`);
+    if (!fhirStore.read('Patient', choice.patientId))
+      return errorPage('Unknown patient', `No synthetic patient ${choice.patientId} exists. Go back and choose one from the list.`);
     const granted = withLaunchContext(authorization.scope.split(' '), { patientId: choice.patientId, encounterId: null });
     const fhirUser = granted.includes('fhirUser') ? `Patient/${choice.patientId}` : null;
     const code = newOpaqueToken();
     const [updated] = await db
       .update(smartAuthorizations)
-      .set({ patientId: choice.patientId, fhirUser, scope: finalScope(granted, fhirUser), codeHash: digest(code), expiresAt: secondsFromNow(config.SMART_AUTHORIZATION_CODE_SECONDS) })
+      .set({
+        patientId: choice.patientId,
+        fhirUser,
+        scope: finalScope(granted, fhirUser),
+        codeHash: digest(code),
+        expiresAt: secondsFromNow(config.SMART_AUTHORIZATION_CODE_SECONDS),
+      })
       .where(and(eq(smartAuthorizations.id, requestId), isNull(smartAuthorizations.codeHash)))
       .returning();
     if (!updated) return errorPage('Already answered', 'This authorization request has already been answered. Start the launch again from the app.');
@@ -193,9 +228,11 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       }
       throw new OAuthError('invalid_grant', 'The authorization code is unknown.');
     }
-    if (authorization.expiresAt <= authorization.exchangedAt!) throw new OAuthError('invalid_grant', 'The authorization code has expired; exchange it as soon as the redirect arrives.');
+    if (authorization.expiresAt <= authorization.exchangedAt!)
+      throw new OAuthError('invalid_grant', 'The authorization code has expired; exchange it as soon as the redirect arrives.');
     if (authorization.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
-    if (authorization.redirectUri !== form.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one sent to the authorization endpoint.');
+    if (authorization.redirectUri !== form.redirectUri)
+      throw new OAuthError('invalid_grant', 'redirect_uri differs from the one sent to the authorization endpoint.');
     if (!PKCE_VERIFIER.test(form.codeVerifier) || pkceChallenge(form.codeVerifier) !== authorization.codeChallenge) {
       throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (S256).');
     }

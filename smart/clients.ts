@@ -23,7 +23,11 @@ export interface ClientRegistration {
 }
 
 /** Registers a client for the organization; a confidential client's secret is returned once. */
-export async function registerClient(db: Database, organizationId: string, registration: ClientRegistration): Promise<{ client: SmartClient; secret: string | null }> {
+export async function registerClient(
+  db: Database,
+  organizationId: string,
+  registration: ClientRegistration,
+): Promise<{ client: SmartClient; secret: string | null }> {
   const secret = registration.tokenEndpointAuthMethod === 'client_secret_basic' ? newOpaqueToken(CLIENT_SECRET_PREFIX) : null;
   const [client] = await db
     .insert(smartClients)

@@ -19,6 +19,9 @@ export type SmartUrls = Record<keyof typeof SMART_PATHS, string> & { issuer: str
 /** Absolute URLs from PUBLIC_BASE_URL; the FHIR base is also the `aud` tokens are issued for. */
 export function smartUrls(publicBaseUrl: string): SmartUrls {
   const base = publicBaseUrl.replace(/\/+$/, '');
-  const absolute = Object.fromEntries(Object.entries(SMART_PATHS).map(([name, path]) => [name, `${base}${path}`])) as Record<keyof typeof SMART_PATHS, string>;
+  const absolute = Object.fromEntries(Object.entries(SMART_PATHS).map(([name, path]) => [name, `${base}${path}`])) as Record<
+    keyof typeof SMART_PATHS,
+    string
+  >;
   return { ...absolute, issuer: base };
 }

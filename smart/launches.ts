@@ -33,7 +33,12 @@ export async function consumeLaunch(db: Database, handle: string, clientId: stri
     .update(smartLaunches)
     .set({ usedAt: new Date() })
     .where(
-      and(eq(smartLaunches.handleHash, digest(handle)), eq(smartLaunches.clientId, clientId), isNull(smartLaunches.usedAt), gt(smartLaunches.expiresAt, new Date())),
+      and(
+        eq(smartLaunches.handleHash, digest(handle)),
+        eq(smartLaunches.clientId, clientId),
+        isNull(smartLaunches.usedAt),
+        gt(smartLaunches.expiresAt, new Date()),
+      ),
     )
     .returning({ patientId: smartLaunches.patientId, encounterId: smartLaunches.encounterId });
   return launch ?? null;

@@ -32,7 +32,7 @@ export function parseResourceScope(text: string): ResourceScope | null {
     return { context: v1[1] as ScopeContext, resourceType: v1[2]!, read: readable, search: readable, filter: [], syntax: 'v1' };
   }
   const v2 = V2_SCOPE.exec(text);
-  if (v2 && v2[3]) {
+  if (v2?.[3]) {
     const filter = v2[4] ? [...new URLSearchParams(v2[4]).entries()] : [];
     return { context: v2[1] as ScopeContext, resourceType: v2[2]!, read: v2[3].includes('r'), search: v2[3].includes('s'), filter, syntax: 'v2' };
   }

@@ -26,7 +26,13 @@ export async function loadSigningKey(db: Database): Promise<SigningKey> {
   const kid = await calculateJwkThumbprint(publicJwk);
   await db
     .insert(smartSigningKeys)
-    .values({ purpose: PURPOSE, kid, algorithm: SIGNING_ALGORITHM, privateJwk: { ...(await exportJWK(pair.privateKey)) }, publicJwk: { ...publicJwk } })
+    .values({
+      purpose: PURPOSE,
+      kid,
+      algorithm: SIGNING_ALGORITHM,
+      privateJwk: { ...(await exportJWK(pair.privateKey)) },
+      publicJwk: { ...publicJwk },
+    })
     .onConflictDoNothing();
   const kept = await readStoredKey(db);
   if (!kept) throw new Error('The SMART signing key could not be stored.');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm';
-import { errors as joseErrors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -74,7 +74,13 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
   }
 
   /** Access and id tokens alike: issued by this server about the authorization's user, for the access token lifetime. */
-  async function sign(authorization: SmartAuthorization, typ: 'at+jwt' | 'JWT', audience: string, now: Date, claims: JWTPayload): Promise<{ token: string; expiresAt: Date }> {
+  async function sign(
+    authorization: SmartAuthorization,
+    typ: 'at+jwt' | 'JWT',
+    audience: string,
+    now: Date,
+    claims: JWTPayload,
+  ): Promise<{ token: string; expiresAt: Date }> {
     const { privateKey, kid } = await key();
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = issuedAt + lifetimes.SMART_ACCESS_TOKEN_SECONDS;
@@ -125,7 +131,12 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     const { publicKey } = await key();
     let jti: string | undefined;
     try {
-      const { payload } = await jwtVerify(token, publicKey, { issuer: urls.issuer, audience: urls.fhirBase, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' });
+      const { payload } = await jwtVerify(token, publicKey, {
+        issuer: urls.issuer,
+        audience: urls.fhirBase,
+        algorithms: [SIGNING_ALGORITHM],
+        typ: 'at+jwt',
+      });
       jti = payload.jti;
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
@@ -138,7 +149,13 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     const { authorization } = row;
     return {
       valid: true,
-      grant: { tokenId: row.token.id, clientId: authorization.clientId, scope: row.token.scope, patientId: authorization.patientId, encounterId: authorization.encounterId },
+      grant: {
+        tokenId: row.token.id,
+        clientId: authorization.clientId,
+        scope: row.token.scope,
+        patientId: authorization.patientId,
+        encounterId: authorization.encounterId,
+      },
     };
   }
 
@@ -146,7 +163,10 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
   async function revokeAuthorization(authorizationId: string): Promise<void> {
     const now = new Date();
     await db.update(smartAuthorizations).set({ revokedAt: now }).where(eq(smartAuthorizations.id, authorizationId));
-    await db.update(smartTokens).set({ revokedAt: now }).where(and(eq(smartTokens.authorizationId, authorizationId), isNull(smartTokens.revokedAt)));
+    await db
+      .update(smartTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(smartTokens.authorizationId, authorizationId), isNull(smartTokens.revokedAt)));
   }
 
   /**
@@ -158,10 +178,15 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     const [spent] = await db
       .update(smartTokens)
       .set({ revokedAt: now })
-      .where(and(eq(smartTokens.id, digest(refreshToken)), eq(smartTokens.kind, 'refresh'), isNull(smartTokens.revokedAt), gt(smartTokens.expiresAt, now)))
+      .where(
+        and(eq(smartTokens.id, digest(refreshToken)), eq(smartTokens.kind, 'refresh'), isNull(smartTokens.revokedAt), gt(smartTokens.expiresAt, now)),
+      )
       .returning();
     const [authorization] = spent
-      ? await db.select().from(smartAuthorizations).where(and(eq(smartAuthorizations.id, spent.authorizationId), isNull(smartAuthorizations.revokedAt)))
+      ? await db
+          .select()
+          .from(smartAuthorizations)
+          .where(and(eq(smartAuthorizations.id, spent.authorizationId), isNull(smartAuthorizations.revokedAt)))
       : [];
     if (!spent || !authorization) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired, revoked or already used.');
     if (authorization.clientId !== client.id) {
@@ -196,7 +221,13 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
   async function introspect(token: string, visibleTo: (clientId: string) => Promise<boolean>): Promise<Record<string, unknown>> {
     const found = await findToken(token);
     const now = new Date();
-    if (!found || found.token.revokedAt || found.authorization.revokedAt || found.token.expiresAt <= now || !(await visibleTo(found.authorization.clientId))) {
+    if (
+      !found ||
+      found.token.revokedAt ||
+      found.authorization.revokedAt ||
+      found.token.expiresAt <= now ||
+      !(await visibleTo(found.authorization.clientId))
+    ) {
       return { active: false };
     }
     const { token: row, authorization } = found;
@@ -220,12 +251,17 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
   async function findToken(token: string) {
     let jti: string | undefined;
     try {
-      ({ payload: { jti } } = await jwtVerify(token, (await key()).publicKey, { issuer: urls.issuer, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' }));
+      ({
+        payload: { jti },
+      } = await jwtVerify(token, (await key()).publicKey, { issuer: urls.issuer, algorithms: [SIGNING_ALGORITHM], typ: 'at+jwt' }));
     } catch {
       jti = undefined;
     }
     const [row] = await tokensWithAuthorization(
-      or(and(eq(smartTokens.id, digest(token)), eq(smartTokens.kind, 'refresh')), jti ? and(eq(smartTokens.id, jti), eq(smartTokens.kind, 'access')) : undefined),
+      or(
+        and(eq(smartTokens.id, digest(token)), eq(smartTokens.kind, 'refresh')),
+        jti ? and(eq(smartTokens.id, jti), eq(smartTokens.kind, 'access')) : undefined,
+      ),
     );
     return row;
   }

@@ -1,3 +1,3 @@
 // The worker's workflow bundle: every workflow type the task queue serves.
-export { deliveryWorkflow } from './delivery';
-export { selfCheckWorkflow } from './self-check';
+export { deliveryWorkflow } from './delivery/workflow';
+export { selfCheckWorkflow } from './self-check/workflow';

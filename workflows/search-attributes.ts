@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** The Keyword search attributes of decisions.md, so runs can be found in the Web UI by them. */
+/** The Keyword search attributes of CONVENTIONS.md, so runs can be found in the Web UI by them. */
 export const OrgId = defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD);
 export const ConnectionId = defineSearchAttributeKey('ConnectionId', SearchAttributeType.KEYWORD);
 export const EventType = defineSearchAttributeKey('EventType', SearchAttributeType.KEYWORD);

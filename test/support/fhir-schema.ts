@@ -27,5 +27,8 @@ export function fhirSchemaErrors(resource: object): string[] {
     validators.set(type, validate);
   }
   if (validate(resource)) return [];
-  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'}: ${error.message}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`);
+  return (validate.errors ?? []).map(
+    (error) =>
+      `${error.instancePath || '/'}: ${error.message}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`,
+  );
 }

@@ -5,9 +5,9 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
-import { ensureTemporalCli } from '../../platform/temporal-cli';
-import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../platform/temporal';
-import { WORKFLOWS_PATH } from '../../platform/worker';
+import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../runtime/temporal';
+import { ensureTemporalCli } from '../../runtime/temporal-cli';
+import { WORKFLOWS_PATH } from '../../runtime/worker';
 import { freePort } from './ports';
 import { createScratchDatabase } from './scratch-database';
 

@@ -59,7 +59,11 @@ export function runEntryPoint(script: string, args: string[], env: Record<string
 }
 
 /** Runs an entry point to completion. */
-export async function runToEnd(script: string, args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
+export async function runToEnd(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; output: string }> {
   const running = runEntryPoint(script, args, env);
   const code = await new Promise<number | null>((resolve) => running.child.on('exit', resolve));
   return { code, output: running.output() };

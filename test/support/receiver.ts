@@ -24,7 +24,9 @@ export interface TestReceiver {
 }
 
 /** A partner's receiver: a real local HTTP server that records every request it gets. */
-export async function startReceiver(answer: (request: ReceivedRequest, index: number) => Answer = () => ({ status: 200, body: 'ok' })): Promise<TestReceiver> {
+export async function startReceiver(
+  answer: (request: ReceivedRequest, index: number) => Answer = () => ({ status: 200, body: 'ok' }),
+): Promise<TestReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
   let answerRequest = answer;

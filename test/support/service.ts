@@ -7,10 +7,10 @@ import { type Config, loadConfig } from '../../platform/config';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
-import { listen } from '../../platform/services';
-import { connectTemporal } from '../../platform/temporal';
 import { VERSION } from '../../platform/version';
-import { type RunningWorker, startWorker } from '../../platform/worker';
+import { listen } from '../../runtime/services';
+import { connectTemporal } from '../../runtime/temporal';
+import { type RunningWorker, startWorker } from '../../runtime/worker';
 import { freePort } from './ports';
 
 export interface TestService {

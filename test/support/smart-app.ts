@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Bundle, Observation, Patient } from 'fhir/r4';
 

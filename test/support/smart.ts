@@ -38,7 +38,12 @@ export async function requestAuthorization(service: TestService, params: Record<
 }
 
 /** The parameters of a valid standalone request for a client with one redirect URI. */
-export function authorizationParams(service: TestService, client: RegisteredClient, challenge: string, extra: Record<string, string> = {}): Record<string, string> {
+export function authorizationParams(
+  service: TestService,
+  client: RegisteredClient,
+  challenge: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     response_type: 'code',
     client_id: client.client_id,
@@ -56,7 +61,11 @@ export function authorizationParams(service: TestService, client: RegisteredClie
  * A standalone authorization through the patient picker, as a browser submits its form: answers
  * the code (and state) the client's redirect URI receives.
  */
-export async function authorizeWithPicker(service: TestService, params: Record<string, string>, patientId: string): Promise<{ code: string; state: string | null }> {
+export async function authorizeWithPicker(
+  service: TestService,
+  params: Record<string, string>,
+  patientId: string,
+): Promise<{ code: string; state: string | null }> {
   const first = await requestAuthorization(service, params);
   if (first.status !== 302 || !first.location?.pathname.endsWith('/oauth/authorize/patient')) {
     throw new Error(`expected the patient picker, got ${first.status} ${first.location} ${first.body}`);
@@ -79,18 +88,29 @@ async function searchPicker(picker: URL, patientId: string): Promise<{ action: s
 /** The picker's form for one patient: its action and its (hidden) fields, read from the page's HTML. */
 export function pickerForm(html: string, patientId: string): { action: string; fields: Record<string, string> } {
   for (const [, action, inner] of html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
-    const fields = Object.fromEntries([...inner!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, decodeHtml(value!)]));
+    const fields = Object.fromEntries(
+      [...inner!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, decodeHtml(value!)]),
+    );
     if (fields.patient === patientId) return { action: action!, fields };
   }
   throw new Error(`the picker lists no patient ${patientId}`);
 }
 
 function decodeHtml(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 export async function postForm(service: TestService, path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-  return service.call(path, { method: 'POST', body: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  return service.call(path, {
+    method: 'POST',
+    body: new URLSearchParams(form).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
 }
 
 export function basicAuth(clientId: string, secret: string): Record<string, string> {
@@ -135,7 +155,11 @@ export interface IssuedTokens {
  * A public client of a new tenant that went through a standalone launch for `patientId` and
  * exchanged its code: the shortest way to a real token for a test.
  */
-export async function standaloneTokens(service: TestService, patientId: string, scope: string): Promise<{ tokens: IssuedTokens; client: RegisteredClient; key: string }> {
+export async function standaloneTokens(
+  service: TestService,
+  patientId: string,
+  scope: string,
+): Promise<{ tokens: IssuedTokens; client: RegisteredClient; key: string }> {
   const tenant = await service.newTenant();
   const client = await registerSmartClient(service, tenant.key);
   const { verifier, challenge } = pkcePair();

@@ -1,0 +1,286 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { FhirResource } from 'fhir/r4';
+import { capabilityStatement } from '../../fhir/capability-statement';
+import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
+import { type Criterion, criterion, searchParametersOf } from '../../fhir/search-parameters';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
+import { type FhirStore, patientOf } from '../../fixtures/store';
+import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
+import { type Interaction, permission } from '../../smart/scopes';
+import type { AccessGrant, TokenService } from '../../smart/tokens';
+import { readBearer } from '../http/bearer';
+import { openCors } from '../http/cors';
+
+const FHIR_JSON = 'application/fhir+json';
+const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
+const RESOURCE_ID = /^[A-Za-z0-9\-.]{1,64}$/;
+/** Parameters about the response, not the matches: never filters, never "ignored". */
+const RESULT_PARAMETERS = new Set(['_count', '_offset', '_format', '_pretty', '_summary']);
+
+/**
+ * FHIR R4 reads over the synthetic world (CONVENTIONS.md: FHIR conventions): `metadata` is open;
+ * everything else needs a SMART access token and answers only that token's patient, within its
+ * scopes. Errors are OperationOutcomes.
+ */
+export function fhirRouter({
+  fhirStore,
+  tokens,
+  urls,
+  version,
+}: {
+  fhirStore: FhirStore;
+  tokens: TokenService;
+  urls: SmartUrls;
+  version: string;
+}): Router {
+  const router = express.Router();
+  const base = SMART_PATHS.fhirBase;
+  const metadata = capabilityStatement({ urls, resourceTypes: fhirStore.supportedTypes, version, published: new Date().toISOString() });
+
+  router.use(base, openCors, jsonOnly);
+  router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
+
+  const withToken = requireAccessToken(tokens, urls);
+  router.get(`${base}/:type/:id`, withToken, (req, res) => {
+    const { type, id } = req.params as { type: string; id: string };
+    const grant = res.locals.grant!;
+    assertServed(fhirStore, type);
+    const allowed = allowedBy(grant, type, 'read');
+    const resource = RESOURCE_ID.test(id) ? fhirStore.read(type, id) : undefined;
+    if (!resource) throw new FhirError(404, 'not-found', `${type}/${id} does not exist.`);
+    assertOwnPatient(grant, resource);
+    if (!allowed(resource)) throw outOfScope(grant, `${type}/${id} is outside the granular scopes of this token (${grant.scope}).`);
+    const versionId = resource.meta?.versionId ?? '1';
+    const etag = `W/"${versionId}"`;
+    res.setHeader('ETag', etag);
+    if (resource.meta?.lastUpdated) res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
+    if (req.fresh) {
+      res.status(304).end();
+      return;
+    }
+    sendFhir(req, res, 200, resource);
+  });
+
+  const search: RequestHandler = (req, res) => {
+    const { type } = req.params as { type: string };
+    const grant = res.locals.grant!;
+    assertServed(fhirStore, type);
+    const allowed = allowedBy(grant, type, 'search');
+    const params = searchParams(req);
+    const { candidates, applied: patientApplied } = compartment(fhirStore, grant, type, params);
+    const { criteria, applied } = searchCriteria(type, params, req.header('prefer'));
+    const matches = candidates.filter((resource) => allowed(resource) && criteria.every((matches) => matches(resource)));
+    const count = pageNumber(params, '_count', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const offset = pageNumber(params, '_offset', 0, Number.MAX_SAFE_INTEGER);
+    const summaryCount = params.get('_summary') === 'count';
+    sendFhir(
+      req,
+      res,
+      200,
+      searchsetBundle({
+        fhirBase: urls.fhirBase,
+        resourceType: type,
+        applied: [...patientApplied, ...applied, ...(summaryCount ? [['_summary', 'count'] as [string, string]] : [])],
+        matches,
+        count: summaryCount ? 0 : count,
+        offset,
+      }),
+    );
+  };
+  router.get(`${base}/:type`, withToken, search);
+  router.post(`${base}/:type/_search`, express.urlencoded({ extended: false, limit: '64kb' }), withToken, search);
+
+  router.all(`${base}/{*rest}`, (req) => {
+    throw new FhirError(
+      req.method === 'GET' ? 404 : 405,
+      'not-supported',
+      `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`,
+    );
+  });
+  router.use(base, fhirErrorHandler);
+  return router;
+}
+
+/** RFC 6750 bearer tokens: missing, bad, expired or revoked is 401 with a WWW-Authenticate challenge. */
+function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandler {
+  const realm = `Bearer realm="${urls.fhirBase}"`;
+  return async (req, res, next) => {
+    const credential = readBearer(req.headers.authorization);
+    if (credential.kind === 'missing')
+      throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', {
+        'WWW-Authenticate': realm,
+      });
+    if (credential.kind === 'malformed') {
+      throw new FhirError(401, 'login', 'The Authorization header must be "Bearer <access_token>".', {
+        'WWW-Authenticate': `${realm}, error="invalid_request"`,
+      });
+    }
+    const check = await tokens.checkAccessToken(credential.token);
+    if (!check.valid) {
+      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
+        'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
+      });
+    }
+    res.locals.grant = check.grant;
+    next();
+  };
+}
+
+/** Which resources of a type the token's scopes allow for an interaction; 403 when none. */
+function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): Criterion {
+  const allowed = permission(grant.scope, type, interaction);
+  if (!allowed.allowed) {
+    const needed = interaction === 'read' ? `patient/${type}.r` : `patient/${type}.s`;
+    throw outOfScope(
+      grant,
+      `The token's scopes (${grant.scope}) do not allow ${interaction === 'read' ? 'reading' : 'searching'} ${type}; it needs ${needed} (or patient/${type}.read).`,
+    );
+  }
+  if (allowed.filters === 'all') return () => true;
+  const definitions = searchParametersOf(type);
+  const alternatives = allowed.filters.map((filter) => filter.map(([name, value]) => criterion(definitions[name]!, value)!));
+  return (resource) => alternatives.some((all) => all.every((matches) => matches(resource)));
+}
+
+function outOfScope(grant: AccessGrant, detail: string): FhirError {
+  return new FhirError(403, 'forbidden', detail, { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${grant.scope}"` });
+}
+
+function assertServed(fhirStore: FhirStore, type: string): void {
+  if (!fhirStore.supportedTypes.includes(type)) {
+    throw new FhirError(404, 'not-supported', `Resource type ${type} is not served here. Served: ${fhirStore.supportedTypes.join(', ')}.`);
+  }
+}
+
+/**
+ * The one rule for other patients' data (README): 403 Forbidden, for reads and searches alike.
+ * The synthetic world is public, so there is no existence to hide, and a clear refusal is what a
+ * developer needs to see. Resources that belong to no patient (Practitioner, Organization, …)
+ * are readable with a scope for their type.
+ */
+function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
+  if (!grant.patientId)
+    throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
+  const owner = patientOf(resource);
+  if (owner !== undefined && owner !== grant.patientId) throw otherPatient(grant, `${resource.resourceType}/${resource.id}`);
+}
+
+function otherPatient(grant: AccessGrant, what: string): FhirError {
+  return new FhirError(403, 'forbidden', `This access token is for Patient/${grant.patientId}; ${what} is another patient's data.`);
+}
+
+/** The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is refused. */
+function compartment(
+  fhirStore: FhirStore,
+  grant: AccessGrant,
+  type: string,
+  params: URLSearchParams,
+): { candidates: readonly FhirResource[]; applied: [string, string][] } {
+  if (!grant.patientId)
+    throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot search patient data. Ask for launch/patient.');
+  const patientId = grant.patientId;
+  const named = type === 'Patient' ? params.getAll('_id') : [...params.getAll('patient'), ...params.getAll('subject')];
+  for (const value of named) {
+    const id = value.replace(/^.*Patient\//, '');
+    if (id !== patientId) throw otherPatient(grant, `Patient/${id}`);
+  }
+  if (type === 'Patient') {
+    const patient = fhirStore.read('Patient', patientId);
+    return { candidates: patient ? [patient] : [], applied: named.length > 0 ? [['_id', patientId]] : [] };
+  }
+  return { candidates: fhirStore.listForPatient(type, patientId), applied: [['patient', patientId]] };
+}
+
+/**
+ * The type's search parameters as criteria. Unknown parameters are ignored and left out of the
+ * `self` link (FHIR's lenient default); with `Prefer: handling=strict` they are refused.
+ */
+function searchCriteria(type: string, params: URLSearchParams, prefer: string | undefined): { criteria: Criterion[]; applied: [string, string][] } {
+  const definitions = searchParametersOf(type);
+  const strict = /handling=strict/i.test(prefer ?? '');
+  const criteria: Criterion[] = [];
+  const applied: [string, string][] = [];
+  for (const [name, value] of params) {
+    if (RESULT_PARAMETERS.has(name) || ['patient', 'subject', '_id'].includes(name)) continue;
+    const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+    const parsed = definition ? criterion(definition, value) : null;
+    if (definition && !parsed)
+      throw new FhirError(400, 'invalid', `The value of ${name} (${value}) cannot be read as a ${definition.type} search value.`);
+    if (!parsed) {
+      if (strict)
+        throw new FhirError(
+          400,
+          'not-supported',
+          `Search parameter ${name} is not supported for ${type}. Supported: ${['patient', '_id', ...Object.keys(definitions)].join(', ')}.`,
+        );
+      continue;
+    }
+    criteria.push(parsed);
+    applied.push([name, value]);
+  }
+  return { criteria, applied };
+}
+
+function searchParams(req: Request): URLSearchParams {
+  const params = new URL(req.originalUrl, 'http://fhir.invalid').searchParams;
+  if (req.method === 'POST' && req.body && typeof req.body === 'object') {
+    for (const [name, value] of Object.entries(req.body as Record<string, string | string[]>)) {
+      for (const single of [value].flat()) params.append(name, single);
+    }
+  }
+  return params;
+}
+
+function pageNumber(params: URLSearchParams, name: string, fallback: number, max: number): number {
+  const raw = params.get(name);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new FhirError(400, 'invalid', `${name} must be a whole number of 0 or more (got ${raw}).`);
+  return Math.min(value, max);
+}
+
+/** JSON only: `_format` or an Accept header that rules JSON out is 406. */
+const jsonOnly: RequestHandler = (req, _res, next) => {
+  const format = new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format');
+  if (format !== null && !JSON_FORMATS.has(format.split(';')[0]!.trim())) {
+    throw new FhirError(
+      406,
+      'not-supported',
+      `_format=${format} is not supported; this endpoint speaks JSON (_format=json or application/fhir+json).`,
+    );
+  }
+  if (format === null && req.headers.accept && !req.accepts([FHIR_JSON, 'application/json'])) {
+    throw new FhirError(406, 'not-supported', `Accept: ${req.headers.accept} cannot be served; this endpoint speaks ${FHIR_JSON}.`);
+  }
+  next();
+};
+
+function sendFhir(req: Request, res: Response, status: number, body: object): void {
+  const pretty = req.query._pretty === 'true';
+  res
+    .status(status)
+    .type(`${FHIR_JSON}; charset=utf-8`)
+    .send(JSON.stringify(body, null, pretty ? 2 : undefined));
+}
+
+const fhirErrorHandler: ErrorRequestHandler = (error, req, res, next) => {
+  if (res.headersSent) return next(error);
+  const fhirError =
+    error instanceof FhirError
+      ? error
+      : (error as { type?: string }).type?.startsWith('entity.')
+        ? new FhirError(400, 'invalid', 'The request body could not be read as application/x-www-form-urlencoded search parameters.')
+        : null;
+  if (!fhirError) {
+    req.log.error({ err: error }, 'Unhandled error on the FHIR endpoint');
+    sendFhir(
+      req,
+      res,
+      500,
+      operationOutcome('exception', `Something went wrong on our side. Quote request id ${String(req.id)} when you report it.`, 'fatal'),
+    );
+    return;
+  }
+  for (const [name, value] of Object.entries(fhirError.headers)) res.setHeader(name, value);
+  sendFhir(req, res, fhirError.status, fhirError.outcome());
+};

@@ -1,0 +1,47 @@
+import type { RequestHandler } from 'express';
+import type { Database } from '../../platform/database';
+import { lookUpApiKey } from '../../platform/organizations';
+import { readBearer } from './bearer';
+import { ApiProblem } from './problem';
+
+const CHALLENGE = 'Bearer realm="sandbox"';
+
+/**
+ * Bearer API keys. Every failure is a 401 with a WWW-Authenticate challenge (RFC 6750) and a
+ * problem body that says what to fix; success puts the key's organization in `res.locals.auth`.
+ */
+export function authenticate(db: Database): RequestHandler {
+  return async (req, res, next) => {
+    const credential = readBearer(req.headers.authorization);
+    if (credential.kind === 'missing') {
+      throw unauthorized('missing_api_key', 'This endpoint needs an API key: send Authorization: Bearer <API_KEY>.', CHALLENGE);
+    }
+    if (credential.kind === 'malformed') {
+      throw unauthorized(
+        'invalid_authorization_header',
+        'The Authorization header must be "Bearer <API_KEY>".',
+        `${CHALLENGE}, error="invalid_request"`,
+      );
+    }
+    const found = await lookUpApiKey(db, credential.token);
+    if (found.status !== 'active') {
+      throw found.status === 'revoked'
+        ? unauthorized(
+            'revoked_api_key',
+            'The API key has been revoked. Use another key of your organization.',
+            `${CHALLENGE}, error="invalid_token"`,
+          )
+        : unauthorized(
+            'invalid_api_key',
+            'The API key is not recognised. Check for a copy-paste error, or create a key with `npm run keys -- create`.',
+            `${CHALLENGE}, error="invalid_token"`,
+          );
+    }
+    res.locals.auth = { organizationId: found.organizationId, apiKeyId: found.apiKeyId };
+    next();
+  };
+}
+
+function unauthorized(code: string, detail: string, challenge: string): ApiProblem {
+  return new ApiProblem(401, code, detail, { headers: { 'WWW-Authenticate': challenge } });
+}

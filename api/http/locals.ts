@@ -1,0 +1,24 @@
+import type { AccessGrant } from '../../smart/tokens';
+
+/** The organization and key an API-key request authenticated as (api/http/authenticate.ts). */
+export interface AuthContext {
+  organizationId: string;
+  apiKeyId: string;
+}
+
+/**
+ * What middleware hands to the handlers after it, typed once for every router (Express merges this
+ * into `res.locals`): set by the middleware named beside each field, read by the ones after it.
+ */
+declare global {
+  namespace Express {
+    interface Locals {
+      /** api/http/authenticate.ts, on routes with `auth: 'api_key'`. */
+      auth?: AuthContext;
+      /** api/fhir/routes.ts requireAccessToken: the SMART access token's grant. */
+      grant?: AccessGrant;
+      /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
+      replayBody?: string;
+    }
+  }
+}

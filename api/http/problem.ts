@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+/**
+ * RFC 9457 problem details, the one error shape of the API (CONVENTIONS.md, HTTP): `type`, `title`,
+ * `status`, `detail`, a stable snake_case `code`, and `errors` for validation failures.
+ */
+export const problemSchema = z
+  .object({
+    type: z.string().meta({ example: 'urn:sandbox:problem:not_found' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().meta({ description: 'Stable snake_case error code' }),
+    instance: z.string().optional(),
+    request_id: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+
+export type ProblemBody = z.infer<typeof problemSchema>;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  503: 'Service Unavailable',
+};
+
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly extra: { errors?: { path: string; message: string }[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+  }
+
+  body(requestId?: string, instance?: string): ProblemBody {
+    return {
+      type: `urn:sandbox:problem:${this.code}`,
+      title: TITLES[this.status] ?? 'Error',
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+      ...(instance ? { instance } : {}),
+      ...(requestId ? { request_id: requestId } : {}),
+      ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+    };
+  }
+}
+
+export function notFound(what: string, id: string): ApiProblem {
+  return new ApiProblem(404, 'not_found', `No ${what} with id ${id} exists in your organization.`);
+}
+
+export type RequestPart = 'body' | 'query' | 'path';
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+const PART_NAMES: Record<RequestPart, string> = { body: 'body', query: 'query string', path: 'path' };
+
+/**
+ * The one 422: every bad field in `errors: [{ path, message }]`, each path rooted at where the value
+ * came from (`body.webhook_url`). `code` names the rule when it is more specific than a schema failure.
+ */
+export function invalidFields(where: RequestPart, errors: FieldError[], code = 'validation_failed'): ApiProblem {
+  const summary = errors.map((entry) => `${entry.path}: ${entry.message}`).join('; ');
+  return new ApiProblem(422, code, `The request ${PART_NAMES[where]} is invalid: ${summary}`, { errors });
+}
+
+/** Turns zod issues into the 422 of invalidFields. */
+export function validationProblem(where: RequestPart, error: z.ZodError): ApiProblem {
+  const errors = error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: [where, ...issue.path, key].map(String).join('.'), message: 'is not a field of this request' }))
+      : [{ path: [where, ...issue.path].map(String).join('.'), message: issue.message }],
+  );
+  return invalidFields(where, errors);
+}

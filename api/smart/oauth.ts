@@ -1,0 +1,226 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Patient } from 'fhir/r4';
+import { criterion, searchParametersOf } from '../../fhir/search-parameters';
+import type { FhirStore } from '../../fixtures/store';
+import type { Database } from '../../platform/database';
+import { lookUpApiKey } from '../../platform/organizations';
+import { type AuthorizationFlow, type AuthorizeOutcome, EXPIRED_REQUEST } from '../../smart/authorizations';
+import { authenticateClient, findClient } from '../../smart/clients';
+import { SMART_PATHS } from '../../smart/endpoints';
+import { OAuthError } from '../../smart/oauth-error';
+import type { TokenService } from '../../smart/tokens';
+import { readBearer } from '../http/bearer';
+import { openCors } from '../http/cors';
+import { authorizationErrorPage, displayName, patientPickerPage } from './oauth-pages';
+
+const FORM_LIMIT = '64kb';
+const PICKER_PAGE_SIZE = 25;
+
+/**
+ * The OAuth 2.0 endpoints of the SMART sandbox: authorization (GET and POST) with the patient
+ * picker, token, introspection (RFC 7662) and revocation (RFC 7009). Bodies are
+ * application/x-www-form-urlencoded; errors are RFC 6749 `{ error, error_description }`, or an
+ * HTML page wherever a redirect could not be trusted.
+ */
+export function oauthRouter({
+  db,
+  fhirStore,
+  flow,
+  tokens,
+}: {
+  db: Database;
+  fhirStore: FhirStore;
+  flow: AuthorizationFlow;
+  tokens: TokenService;
+}): Router {
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 });
+
+  router.get(SMART_PATHS.authorize, async (req, res) => {
+    answerAuthorization(res, await flow.authorize(new URL(req.originalUrl, 'http://oauth.invalid').searchParams), 302);
+  });
+  router.post(SMART_PATHS.authorize, form, async (req, res) => {
+    answerAuthorization(res, await flow.authorize(formParams(req)), 303);
+  });
+
+  router.get(SMART_PATHS.patientPicker, async (req, res) => {
+    const requestId = typeof req.query.request === 'string' ? req.query.request : '';
+    const pending = requestId ? await flow.pendingRequest(requestId) : null;
+    if (!pending) {
+      answerAuthorization(res, EXPIRED_REQUEST, 302);
+      return;
+    }
+    const query = typeof req.query.q === 'string' ? req.query.q.trim() : '';
+    const matching = searchPatients(fhirStore, query);
+    htmlHeaders(res);
+    res.type('html').send(
+      patientPickerPage({
+        requestId,
+        clientName: pending.client.name,
+        query,
+        patients: matching.slice(0, PICKER_PAGE_SIZE),
+        matching: matching.length,
+      }),
+    );
+  });
+  router.post(SMART_PATHS.patientPicker, form, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    const requestId = typeof body.request === 'string' ? body.request : '';
+    const choice = body.deny !== undefined ? 'deny' : typeof body.patient === 'string' ? { patientId: body.patient } : null;
+    if (!choice) {
+      answerAuthorization(res, { kind: 'error_page', title: 'No patient chosen', detail: 'Choose a patient from the list, or cancel.' }, 303);
+      return;
+    }
+    answerAuthorization(res, await flow.completePatientChoice(requestId, choice), 303);
+  });
+
+  const clientEndpoints = [SMART_PATHS.token, SMART_PATHS.revoke, SMART_PATHS.introspect];
+  const tokenEndpoint = express.Router();
+  tokenEndpoint.use(clientEndpoints, openCors, noStore);
+  tokenEndpoint.post(SMART_PATHS.token, formOnly, form, async (req, res) => {
+    const body = formBody(req);
+    const grantType = body.grant_type;
+    if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required: authorization_code or refresh_token.');
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+      throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported; use authorization_code or refresh_token.`);
+    }
+    const client = await authenticateClient(db, {
+      authorization: req.headers.authorization,
+      clientId: body.client_id,
+      clientSecret: body.client_secret,
+    });
+    if (grantType === 'authorization_code') {
+      res.json(await flow.exchangeCode(client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier }));
+      return;
+    }
+    if (!body.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
+    res.json(await tokens.refresh(client, body.refresh_token, body.scope));
+  });
+
+  tokenEndpoint.post(SMART_PATHS.revoke, formOnly, form, async (req, res) => {
+    const body = formBody(req);
+    const client = await authenticateClient(db, {
+      authorization: req.headers.authorization,
+      clientId: body.client_id,
+      clientSecret: body.client_secret,
+    });
+    if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
+    await tokens.revoke(client, body.token);
+    res.status(200).end();
+  });
+
+  tokenEndpoint.post(SMART_PATHS.introspect, formOnly, form, async (req, res) => {
+    const body = formBody(req);
+    const visibleTo = await introspectionCaller(db, req);
+    if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
+    res.json(await tokens.introspect(body.token, visibleTo));
+  });
+  tokenEndpoint.use(clientEndpoints, oauthErrorHandler);
+  router.use(tokenEndpoint);
+  return router;
+}
+
+/**
+ * RFC 7662 requires the caller to be authorized: the organization's API key (a resource server of
+ * the partner) sees its clients' tokens; a confidential client with Basic auth sees its own.
+ */
+async function introspectionCaller(db: Database, req: Request): Promise<(clientId: string) => Promise<boolean>> {
+  const bearer = readBearer(req.headers.authorization);
+  if (bearer.kind === 'token') {
+    const key = await lookUpApiKey(db, bearer.token);
+    if (key.status !== 'active') throw new OAuthError('invalid_client', 'The API key is unknown or revoked.');
+    return async (clientId) => (await findClient(db, clientId))?.organizationId === key.organizationId;
+  }
+  if (!req.headers.authorization) {
+    throw new OAuthError(
+      'invalid_client',
+      'Authenticate the introspection call: your organization API key (Bearer) or a confidential client (Basic).',
+    );
+  }
+  const client = await authenticateClient(db, { authorization: req.headers.authorization, clientId: undefined, clientSecret: undefined });
+  return async (clientId) => clientId === client.id;
+}
+
+function answerAuthorization(res: Response, outcome: AuthorizeOutcome, redirectStatus: 302 | 303): void {
+  if (outcome.kind === 'error_page') {
+    htmlHeaders(res);
+    res.status(400).type('html').send(authorizationErrorPage(outcome.title, outcome.detail));
+    return;
+  }
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(
+    redirectStatus,
+    outcome.kind === 'redirect' ? outcome.location : `${SMART_PATHS.patientPicker}?request=${encodeURIComponent(outcome.requestId)}`,
+  );
+}
+
+/** Pages that take part in authorization are never cached or framed (clickjacking). */
+function htmlHeaders(res: Response): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+}
+
+/**
+ * Patients whose id is the query, or for whom every word of it starts a part of their name (FHIR
+ * `name` string search, word by word: "ava smi"), sorted by name.
+ */
+function searchPatients(fhirStore: FhirStore, query: string): Patient[] {
+  const nameParameter = searchParametersOf('Patient').name!;
+  const words = query
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => criterion(nameParameter, word)!);
+  return fhirStore
+    .patients()
+    .filter((patient) => patient.id === query || words.every((startsAName) => startsAName(patient)))
+    .toSorted((a, b) => displayName(a).localeCompare(displayName(b)) || (a.id ?? '').localeCompare(b.id ?? ''));
+}
+
+/** Form parameters as URLSearchParams, repeats kept (so the authorization endpoint can refuse them). */
+function formParams(req: Request): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries((req.body ?? {}) as Record<string, string | string[]>)) {
+    for (const single of [value].flat()) params.append(name, single);
+  }
+  return params;
+}
+
+/** Single-valued form fields; a repeated one is an invalid request (RFC 6749 §3.2). */
+function formBody(req: Request): Record<string, string | undefined> {
+  const body: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries((req.body ?? {}) as Record<string, string | string[]>)) {
+    if (Array.isArray(value)) throw new OAuthError('invalid_request', `${name} must appear once.`);
+    body[name] = value;
+  }
+  return body;
+}
+
+const formOnly: RequestHandler = (req, _res, next) => {
+  if (!req.is('application/x-www-form-urlencoded')) {
+    throw new OAuthError(
+      'invalid_request',
+      `Send the parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+    );
+  }
+  next();
+};
+
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+  next();
+};
+
+const oauthErrorHandler: ErrorRequestHandler = (error, _req, res, next) => {
+  const oauthError =
+    error instanceof OAuthError
+      ? error
+      : (error as { type?: string }).type?.startsWith('entity.')
+        ? new OAuthError('invalid_request', 'The request body is not a readable application/x-www-form-urlencoded form.')
+        : null;
+  if (!oauthError) return next(error);
+  if (oauthError.status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="sandbox"');
+  res.status(oauthError.status).json(oauthError.body());
+};

@@ -1,0 +1,243 @@
+import { and, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
+import { findScenario } from '../../catalog/scenarios';
+import { connections, type Delivery } from '../../drizzle/schema';
+import { DELIVERY_STATUSES, isTerminal } from '../../drizzle/vocabulary';
+import { asFhirJson } from '../../fhir/resource-json';
+import type { FhirStore } from '../../fixtures/store';
+import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import { newId } from '../../platform/ids';
+import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
+import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import type { WebhookEnvelope } from '../../webhooks/envelope';
+import {
+  cancelDeliveryUpdate,
+  cannotCancel,
+  cannotReplay,
+  DELIVERY_STATE_CONFLICT,
+  deliverySearchAttributes,
+  deliveryWorkflowId,
+  replayDeliveryUpdate,
+} from '../../workflows/delivery/contract';
+import { deliveryWorkflow } from '../../workflows/delivery/workflow';
+import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
+import { ApiProblem, invalidFields, notFound } from '../http/problem';
+import { defineRoute } from '../http/route';
+import { deliverySchema, presentDelivery } from './delivery-presenter';
+
+const acceptedDeliverySchema = deliverySchema
+  .extend({ url: z.string().meta({ description: 'Where to follow this delivery' }) })
+  .meta({ id: 'AcceptedDelivery' });
+
+const triggerFields = {
+  event: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: `An event name from the catalog (GET /v1/sandbox/catalog); default ${DEFAULT_MOCK_EVENT}` }),
+  scenario_id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, 'scenario_id must be a scenario id from the catalog')
+    .optional()
+    .meta({ description: 'Tag the delivery with a catalog scenario' }),
+  connection_id: z.string().min(1).optional().meta({ description: 'Deliver for this connection (its URL and secret when it has them)' }),
+};
+const triggerBodySchema = z.object(triggerFields).strict().meta({ id: 'TriggerMockEvent' });
+const triggerQuerySchema = z.object(triggerFields);
+
+const listQuerySchema = pageQuerySchema.extend({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  event: z.string().optional(),
+  connection_id: z.string().optional(),
+  created_after: z.iso.datetime({ message: 'created_after must be an ISO 8601 date-time, e.g. 2026-01-15T00:00:00Z' }).optional(),
+  created_before: z.iso.datetime({ message: 'created_before must be an ISO 8601 date-time, e.g. 2026-01-15T00:00:00Z' }).optional(),
+});
+
+const deliveryParams = z.object({ id: z.string().meta({ description: 'A `dlv_` id' }) });
+
+interface DeliveryRouteDependencies {
+  db: Database;
+  config: Config;
+  workflows: WorkflowClient;
+  fhirStore: FhirStore;
+}
+
+/** Mock events, delivery history, and the cancel and replay Updates of the delivery workflows. */
+export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: DeliveryRouteDependencies) {
+  async function findOwned(organizationId: string, id: string): Promise<Delivery> {
+    const delivery = await findDelivery(db, organizationId, id);
+    if (!delivery) throw notFound('delivery', id);
+    return delivery;
+  }
+
+  async function present(delivery: Delivery) {
+    return presentDelivery(delivery, (await attemptsOf(db, [delivery.id])).get(delivery.id)!);
+  }
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks/trigger-mock-event',
+      operationId: 'triggerMockEvent',
+      summary: 'Send a mock event to your webhook receiver',
+      description:
+        'Creates a delivery whose envelope carries a synthetic FHIR R4 resource, and starts its delivery workflow. ' +
+        '`event`, `scenario_id` and `connection_id` may come in the JSON body or, for compatibility, the query string (the body wins).',
+      tag: 'Webhooks',
+      auth: 'api_key',
+      query: triggerQuerySchema,
+      body: triggerBodySchema,
+      success: { status: 202, description: 'Accepted: the delivery workflow has started', schema: acceptedDeliverySchema },
+      errors: [404, 415, 422, 503],
+      handler: async ({ auth, query, body, res }) => {
+        const input = { ...query, ...body };
+        const eventName = input.event ?? DEFAULT_MOCK_EVENT;
+        const event = findEvent(eventName);
+        if (!event) {
+          const message = `unknown event "${eventName}"; GET /v1/sandbox/catalog lists the ${eventCatalog.size} valid events (e.g. ${DEFAULT_MOCK_EVENT})`;
+          throw invalidFields('body', [{ path: 'body.event', message }], 'unknown_event');
+        }
+        if (input.scenario_id && !findScenario(input.scenario_id)) {
+          throw new ApiProblem(404, 'not_found', `No scenario with id ${input.scenario_id} exists; GET /v1/sandbox/catalog lists the scenarios.`);
+        }
+        let environment = 'sandbox';
+        if (input.connection_id) {
+          const [connection] = await db
+            .select({ environment: connections.environment })
+            .from(connections)
+            .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, input.connection_id)));
+          if (!connection) throw notFound('connection', input.connection_id);
+          environment = connection.environment;
+        }
+        const envelope: WebhookEnvelope = {
+          id: newId('evt'),
+          event: event.name,
+          connection_id: input.connection_id ?? null,
+          environment,
+          occurred_at: new Date().toISOString(),
+          resource: asFhirJson(event.sampleResource(fhirStore)),
+        };
+        const newDelivery: NewDelivery = {
+          id: newId('dlv'),
+          organizationId: auth.organizationId,
+          connectionId: input.connection_id ?? null,
+          scenarioId: input.scenario_id ?? null,
+          event: event.name,
+          environment,
+          envelopeBody: JSON.stringify(envelope),
+          createdAt: new Date().toISOString(),
+        };
+        try {
+          await workflows.start(deliveryWorkflow, {
+            workflowId: deliveryWorkflowId(newDelivery.id),
+            args: [{ deliveryId: newDelivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, newDelivery }],
+            searchAttributes: deliverySearchAttributes({ ...newDelivery, status: 'pending' }),
+          });
+        } catch (error) {
+          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
+          throw new ApiProblem(
+            503,
+            'workflow_engine_unavailable',
+            `The delivery could not be started (${error.message}); nothing was sent. Retry shortly.`,
+          );
+        }
+        await recordNewDelivery(db, newDelivery);
+        const delivery = await findOwned(auth.organizationId, newDelivery.id);
+        const url = `/v1/webhooks/deliveries/${delivery.id}`;
+        res.setHeader('Location', url);
+        return { ...(await present(delivery)), url };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhooks/deliveries',
+      operationId: 'listDeliveries',
+      summary: 'List deliveries with their attempts, newest first',
+      tag: 'Webhooks',
+      auth: 'api_key',
+      query: listQuerySchema,
+      success: { status: 200, description: 'A page of deliveries', schema: pageSchema(deliverySchema) },
+      errors: [400, 422],
+      handler: async ({ auth, query }) => {
+        const filter = {
+          before: decodeCursor(query.cursor),
+          status: query.status,
+          event: query.event,
+          connectionId: query.connection_id,
+          createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+          createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+        };
+        const rows = await listDeliveries(db, auth.organizationId, filter, query.limit + 1);
+        const attempts = await attemptsOf(
+          db,
+          rows.slice(0, query.limit).map((row) => row.id),
+        );
+        return toPage(rows, query.limit, (row) => presentDelivery(row, attempts.get(row.id)!));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhooks/deliveries/{id}',
+      operationId: 'getDelivery',
+      summary: 'Read a delivery: state, every attempt, the stored envelope',
+      tag: 'Webhooks',
+      auth: 'api_key',
+      params: deliveryParams,
+      success: { status: 200, description: 'The delivery', schema: deliverySchema },
+      errors: [404],
+      handler: async ({ auth, params }) => present(await findOwned(auth.organizationId, params.id)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks/deliveries/{id}/cancel',
+      operationId: 'cancelDelivery',
+      summary: 'Cancel a pending or retrying delivery, even mid-backoff',
+      description: 'Answers once the delivery workflow has cancelled it; 409 when the delivery has already finished.',
+      tag: 'Webhooks',
+      auth: 'api_key',
+      params: deliveryParams,
+      success: { status: 200, description: 'The cancelled delivery', schema: deliverySchema },
+      errors: [404],
+      handler: async ({ auth, params }) => {
+        const delivery = await findOwned(auth.organizationId, params.id);
+        try {
+          await workflows.update(deliveryWorkflowId(delivery.id), cancelDeliveryUpdate);
+        } catch (error) {
+          if (!(error instanceof WorkflowClosedError)) throw error;
+          // The run has closed, so the delivery is terminal: its row says which state it ended in.
+          const { status } = await findOwned(auth.organizationId, params.id);
+          throw new ApiProblem(409, DELIVERY_STATE_CONFLICT, cannotCancel(status));
+        }
+        return present(await findOwned(auth.organizationId, params.id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks/deliveries/{id}/replay',
+      operationId: 'replayDelivery',
+      summary: 'Re-send the stored envelope of a finished delivery as a new attempt',
+      description:
+        'Same envelope, same delivery id, recorded as a new attempt on the same delivery. Answers once the workflow has accepted the replay; 409 while the delivery is still pending or retrying.',
+      tag: 'Webhooks',
+      auth: 'api_key',
+      params: deliveryParams,
+      success: { status: 202, description: 'Accepted: the replay attempt is under way', schema: deliverySchema },
+      errors: [404],
+      handler: async ({ auth, params }) => {
+        const delivery = await findOwned(auth.organizationId, params.id);
+        if (!isTerminal(delivery.status)) throw new ApiProblem(409, DELIVERY_STATE_CONFLICT, cannotReplay(delivery.status));
+        const attemptsMade = (await attemptsOf(db, [delivery.id])).get(delivery.id)!.length;
+        // A closed run is restarted with the delivery's recorded state; a run still open takes the update itself.
+        await workflows.updateWithStart(replayDeliveryUpdate, {
+          workflow: deliveryWorkflow,
+          workflowId: deliveryWorkflowId(delivery.id),
+          args: [{ deliveryId: delivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, resumeFrom: { status: delivery.status, attemptsMade } }],
+          searchAttributes: deliverySearchAttributes(delivery),
+        });
+        return present(await findOwned(auth.organizationId, params.id));
+      },
+    }),
+  ];
+}

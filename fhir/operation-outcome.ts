@@ -1,0 +1,28 @@
+import type { OperationOutcome } from 'fhir/r4';
+
+/** FHIR issue-type codes this endpoint answers with (http://hl7.org/fhir/R4/valueset-issue-type.html). */
+export type IssueCode = 'invalid' | 'login' | 'expired' | 'forbidden' | 'not-found' | 'not-supported' | 'processing' | 'exception' | 'security';
+
+/** An error on /fhir/R4, answered as an OperationOutcome (CONVENTIONS.md: FHIR conventions). */
+export class FhirError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: IssueCode,
+    readonly diagnostics: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(diagnostics);
+  }
+
+  outcome(): OperationOutcome {
+    return operationOutcome(this.code, this.diagnostics, this.status >= 500 ? 'fatal' : 'error');
+  }
+}
+
+export function operationOutcome(
+  code: IssueCode,
+  diagnostics: string,
+  severity: 'fatal' | 'error' | 'warning' | 'information' = 'error',
+): OperationOutcome {
+  return { resourceType: 'OperationOutcome', issue: [{ severity, code, diagnostics }] };
+}

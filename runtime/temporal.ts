@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import type { Logger } from 'pino';
+import { searchAttributeKeys } from '../workflows/search-attributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  port: number;
+  /** The Web UI port, or `null` to run headless (tests). */
+  uiPort: number | null;
+  /** SQLite file that keeps workflows across restarts; `null` keeps them in memory (tests). */
+  databaseFile: string | null;
+  /** Where the server's own output goes, so a failed start can show it. */
+  logFile: string;
+  namespace: string;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | null;
+  stop(): Promise<void>;
+}
+
+export class TemporalStartError extends Error {
+  override name = 'TemporalStartError';
+}
+
+/** Runs `temporal server start-dev` as a child process and waits until its namespace answers. */
+export async function startDevServer(options: DevServerOptions, logger: Logger): Promise<DevServer> {
+  const address = `127.0.0.1:${options.port}`;
+  if (await isPortOpen('127.0.0.1', options.port)) {
+    throw new TemporalStartError(
+      `Port ${options.port} is already in use, so a local Temporal dev server cannot start there. ` +
+        `If a Temporal server is already running on it, set TEMPORAL_ADDRESS=localhost:${options.port} to use it; ` +
+        'otherwise choose another port with TEMPORAL_PORT (and TEMPORAL_UI_PORT).',
+    );
+  }
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn'];
+  if (options.uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort));
+  if (options.databaseFile) {
+    mkdirSync(resolve(options.databaseFile, '..'), { recursive: true });
+    // WAL lets the UI and the server read while a write is in progress.
+    args.push('--db-filename', options.databaseFile, '--sqlite-pragma', 'journal_mode=wal');
+  }
+  mkdirSync(resolve(options.logFile, '..'), { recursive: true });
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  // Its own process group, so Ctrl+C reaches only us and the server outlives the worker's drain.
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  let exited: number | null | undefined;
+  child.on('exit', (code) => {
+    exited = code;
+  });
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== undefined) {
+      throw new TemporalStartError(`temporal server start-dev exited with code ${exited}. Its last output:\n${tail(options.logFile)}`);
+    }
+    if (await namespaceAnswers(address, options.namespace)) break;
+    if (Date.now() > deadline) {
+      await stopChild(child);
+      throw new TemporalStartError(`temporal server start-dev did not answer on ${address} within 60 s. Its last output:\n${tail(options.logFile)}`);
+    }
+    await sleep(200);
+  }
+  logger.debug({ address, args }, 'Temporal dev server is up');
+  return {
+    address,
+    uiUrl: options.uiPort === null ? null : `http://localhost:${options.uiPort}`,
+    stop: async () => {
+      await stopChild(child);
+      process.removeListener('exit', killOnExit);
+      log.end();
+    },
+  };
+}
+
+/** Connects to Temporal, retrying briefly so a server that is still starting is not an error. */
+export async function connectTemporal(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 5_000 });
+      return { connection, client: new Client({ connection, namespace }) };
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw new TemporalStartError(`Cannot reach Temporal at ${address}: ${(error as Error).message}`);
+      }
+      await sleep(500);
+    }
+  }
+}
+
+/**
+ * Registers the search attributes of CONVENTIONS.md where they are missing. A cluster that refuses
+ * (Temporal Cloud manages them in its console) is reported, not fatal: runs still work, only the
+ * Web UI filters do not.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<void> {
+  const keywordType = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+  try {
+    const existing = await connection.operatorService.listSearchAttributes({ namespace });
+    const known = new Set(Object.keys(existing.customAttributes ?? {}));
+    const missing = searchAttributeKeys.filter((key) => !known.has(key.name));
+    if (missing.length === 0) return;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((key) => [key.name, keywordType])),
+    });
+    logger.info({ added: missing.map((key) => key.name) }, 'Registered Temporal search attributes');
+  } catch (error) {
+    logger.warn(
+      { err: error },
+      'Could not register Temporal search attributes; register OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId (Keyword) by hand',
+    );
+  }
+}
+
+async function namespaceAnswers(address: string, namespace: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    await connection.workflowService.describeNamespace({ namespace });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => {});
+  }
+}
+
+function isPortOpen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const socket = createConnection({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePort(true);
+    });
+    socket.once('error', () => resolvePort(false));
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  child.kill('SIGTERM');
+  const forced = sleep(10_000).then(() => child.kill('SIGKILL'));
+  await Promise.race([exited, forced]);
+  await exited;
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
+  } catch {
+    return '(no output captured)';
+  }
+}

@@ -1,0 +1,58 @@
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { Config } from '../platform/config';
+import type { Database } from '../platform/database';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+let runtimeInstalled = false;
+
+/** The SDK's own logs are noisy at INFO; ours go through pino. Installed once per process. */
+function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
+export interface WorkerOptions {
+  address: string;
+  config: Config;
+  db: Database;
+  /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkflowBundleOption;
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Settles when the worker has stopped polling and finished its in-flight tasks. */
+  done: Promise<void>;
+  /** Stops polling, lets running activities finish (up to the grace time), then closes the connection. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  installQuietRuntime();
+  const connection = await NativeConnection.connect({ address: options.address });
+  const { config } = options;
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ db: options.db, allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS, webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS }),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
+    // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
+    // delivery. Evicted runs replay their short history when their timer fires.
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+  });
+  const done = worker.run().finally(() => connection.close());
+  return {
+    worker,
+    done,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getTableName, is } from 'drizzle-orm';
+import { PgTable } from 'drizzle-orm/pg-core';
+import postgres from 'postgres';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import * as schema from '../../drizzle/schema';
+import { DatabaseInUseError, openDatabase } from '../../platform/database';
+import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../../platform/organizations';
+import { createScratchDatabase } from '../support/scratch-database';
+
+const scratch = mkdtempSync(join(tmpdir(), 'sandbox-db-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+// Every table the schema declares, and every migration the journal lists.
+const EXPECTED_TABLES = (Object.values(schema) as unknown[])
+  .filter((value): value is PgTable => is(value, PgTable))
+  .map((table) => getTableName(table))
+  .sort();
+const journal = JSON.parse(readFileSync(new URL('../../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
+
+/** Runs `body` against a new, empty database on the test server, dropped afterwards. */
+async function withEmptyDatabase(body: (url: string) => Promise<void>): Promise<void> {
+  const database = await createScratchDatabase(inject('adminDatabaseUrl'), 'sandbox_empty');
+  try {
+    await body(database.url);
+  } finally {
+    await database.drop();
+  }
+}
+
+async function readSchema(url: string): Promise<{ tables: string[]; migrations: number }> {
+  const direct = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const tables = await direct`select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
+    const [applied] = await direct`select count(*)::int as count from drizzle.__drizzle_migrations`;
+    return { tables: tables.map((row) => row.table_name as string), migrations: applied!.count as number };
+  } finally {
+    await direct.end();
+  }
+}
+
+describe('migrations on Postgres', () => {
+  it('build the whole schema in an empty database, and a second run changes nothing', async () => {
+    await withEmptyDatabase(async (url) => {
+      await (await openDatabase({ databaseUrl: url, dataDir: scratch })).close();
+      await (await openDatabase({ databaseUrl: url, dataDir: scratch })).close();
+      expect(EXPECTED_TABLES).toContain('organizations');
+      expect(await readSchema(url)).toEqual({ tables: EXPECTED_TABLES, migrations: journal.entries.length });
+    });
+  });
+
+  it('let several processes start at once, each migration applied once', async () => {
+    await withEmptyDatabase(async (url) => {
+      const handles = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url, dataDir: scratch })));
+      await Promise.all(handles.map((handle) => handle.close()));
+      expect(await readSchema(url)).toEqual({ tables: EXPECTED_TABLES, migrations: journal.entries.length });
+    });
+  });
+});
+
+describe('embedded PGlite', () => {
+  it('runs the same migrations and the same queries, and keeps data across restarts', async () => {
+    const dataDir = join(scratch, 'pglite-data');
+    const first = await openDatabase({ dataDir });
+    expect(first.kind).toBe('pglite');
+    const organization = await createOrganization(first.db, { name: 'PGlite Health' });
+    const issued = await issueApiKey(first.db, organization.id);
+    await first.close();
+
+    const second = await openDatabase({ dataDir });
+    try {
+      expect(await lookUpApiKey(second.db, issued.key)).toEqual({ status: 'active', organizationId: organization.id, apiKeyId: issued.id });
+      expect(await revokeApiKey(second.db, issued.key)).toBe(true);
+      expect(await lookUpApiKey(second.db, issued.key)).toEqual({ status: 'revoked' });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses a second process on the same directory instead of corrupting it', async () => {
+    const dataDir = join(scratch, 'pglite-locked');
+    const holder = await openDatabase({ dataDir });
+    try {
+      // A live process other than ours holds the lock: simulate it with our parent's pid.
+      writeFileSync(join(dataDir, 'pglite.lock'), String(process.ppid));
+      await expect(openDatabase({ dataDir })).rejects.toThrow(DatabaseInUseError);
+      await expect(openDatabase({ dataDir })).rejects.toThrow(/in use by process \d+.*DATABASE_URL/);
+    } finally {
+      await holder.close();
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
+import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
+import type { DeliveryStatusValue } from '../drizzle/vocabulary';
+import type { Database } from '../platform/database';
+
+/** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
+export interface NewDelivery {
+  id: string;
+  organizationId: string;
+  connectionId: string | null;
+  scenarioId: string | null;
+  event: string;
+  environment: string;
+  envelopeBody: string;
+  createdAt: string;
+}
+
+/**
+ * Records a new delivery once, whoever comes first: the API after starting the workflow, or the
+ * workflow's first step. Starting the workflow before the row exists means a crash in between can
+ * never leave a delivery that looks accepted but has no workflow.
+ */
+export async function recordNewDelivery(db: Database, delivery: NewDelivery): Promise<void> {
+  const createdAt = new Date(delivery.createdAt);
+  await db
+    .insert(deliveries)
+    .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
+    .onConflictDoNothing();
+}
+
+/** The organization's delivery with this id, or undefined (another organization's is not found either). */
+export async function findDelivery(db: Database, organizationId: string, id: string): Promise<Delivery | undefined> {
+  const [delivery] = await db
+    .select()
+    .from(deliveries)
+    .where(and(eq(deliveries.organizationId, organizationId), eq(deliveries.id, id)));
+  return delivery;
+}
+
+/** Each delivery's attempts in order, keyed by delivery id (an entry for every id asked about). */
+export async function attemptsOf(db: Database, deliveryIds: string[]): Promise<Map<string, DeliveryAttempt[]>> {
+  const byDelivery = new Map<string, DeliveryAttempt[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return byDelivery;
+  const rows = await db
+    .select()
+    .from(deliveryAttempts)
+    .where(inArray(deliveryAttempts.deliveryId, deliveryIds))
+    .orderBy(asc(deliveryAttempts.number));
+  for (const row of rows) byDelivery.get(row.deliveryId)!.push(row);
+  return byDelivery;
+}
+
+export interface DeliveryFilter {
+  /** Only ids before this one (the page cursor); ids sort by creation time. */
+  before?: string | undefined;
+  status?: DeliveryStatusValue | undefined;
+  event?: string | undefined;
+  connectionId?: string | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+}
+
+/** Newest first, at most `limit` rows. */
+export async function listDeliveries(db: Database, organizationId: string, filter: DeliveryFilter, limit: number): Promise<Delivery[]> {
+  return db
+    .select()
+    .from(deliveries)
+    .where(
+      and(
+        eq(deliveries.organizationId, organizationId),
+        filter.before ? lt(deliveries.id, filter.before) : undefined,
+        filter.status ? eq(deliveries.status, filter.status) : undefined,
+        filter.event ? eq(deliveries.event, filter.event) : undefined,
+        filter.connectionId ? eq(deliveries.connectionId, filter.connectionId) : undefined,
+        filter.createdAfter ? gte(deliveries.createdAt, filter.createdAfter) : undefined,
+        filter.createdBefore ? lte(deliveries.createdAt, filter.createdBefore) : undefined,
+      ),
+    )
+    .orderBy(desc(deliveries.id))
+    .limit(limit);
+}

@@ -1,0 +1,119 @@
+import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SandboxActivities } from '../../activities';
+import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
+import { refuse } from '../../platform/workflow-refusal';
+import { DeliveryStatus } from '../search-attributes';
+import {
+  cancelDeliveryUpdate,
+  cannotCancel,
+  cannotReplay,
+  DELIVERY_STATE_CONFLICT,
+  type DeliveryState,
+  type DeliveryWorkflowInput,
+  deliveryStateQuery,
+  replayDeliveryUpdate,
+} from './contract';
+import { decideAfterAttempt, decideAfterReplay } from './policy';
+
+const { attemptDelivery } = proxyActivities<SandboxActivities>({
+  // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
+  startToCloseTimeout: '2 minutes',
+  // Only infrastructure errors reach this policy; receiver answers are results, recorded once.
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+// A short database write: run in the worker without a round trip through the server.
+const { recordDeliveryState, recordNewDelivery } = proxyLocalActivities<SandboxActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/**
+ * One webhook delivery (its id: deliveryWorkflowId in ./contract): an immediate attempt, then the retry schedule as
+ * durable timers. Timers (not an activity retry policy) because the schedule is not geometric, a
+ * 429 can stretch one delay, every attempt must be recorded as it happens, and a cancel must end a
+ * wait at once: a timer raced against the cancel condition does all four plainly.
+ */
+export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryState> {
+  let state: DeliveryState = {
+    status: input.resumeFrom?.status ?? 'pending',
+    attemptsMade: input.resumeFrom?.attemptsMade ?? 0,
+    nextAttemptAt: null,
+  };
+  // Set while an attempt or a state write runs, so cancel and replay act between steps, never mid-step.
+  let busy = false;
+  let replayRequested = false;
+
+  async function setState(status: DeliveryStatusValue, nextAttemptAt: string | null): Promise<void> {
+    state = { ...state, status, nextAttemptAt };
+    await recordDeliveryState({ deliveryId: input.deliveryId, status, nextAttemptAt });
+    upsertSearchAttributes([{ key: DeliveryStatus, value: status }]);
+  }
+
+  async function exclusively<T>(step: () => Promise<T>): Promise<T> {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await step();
+    } finally {
+      busy = false;
+    }
+  }
+
+  setHandler(deliveryStateQuery, () => state);
+  const refusesCancel = () => isTerminal(state.status);
+  const refusesReplay = () => !isTerminal(state.status) || replayRequested;
+  setHandler(
+    cancelDeliveryUpdate,
+    () =>
+      exclusively(async () => {
+        refuseIf(refusesCancel(), cannotCancel(state.status));
+        await setState('cancelled', null);
+        return state;
+      }),
+    { validator: () => refuseIf(refusesCancel(), cannotCancel(state.status)) },
+  );
+  setHandler(
+    replayDeliveryUpdate,
+    () =>
+      exclusively(async () => {
+        refuseIf(refusesReplay(), cannotReplay(state.status));
+        replayRequested = true;
+        await setState('pending', null);
+        return state;
+      }),
+    { validator: () => refuseIf(refusesReplay(), cannotReplay(state.status)) },
+  );
+
+  async function attempt(trigger: AttemptTrigger, retriesUsed: number) {
+    return exclusively(async () => {
+      const attemptNumber = state.attemptsMade + 1;
+      const result = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger });
+      state = { ...state, attemptsMade: attemptNumber };
+      const decision = trigger === 'replay' ? decideAfterReplay(result) : decideAfterAttempt(result, retriesUsed, input.retryScheduleMs);
+      // Date.now() in a workflow is the deterministic workflow clock.
+      await setState(decision.status, decision.status === 'retrying' ? new Date(Date.now() + decision.delayMs).toISOString() : null);
+      return decision;
+    });
+  }
+
+  if (input.newDelivery) await recordNewDelivery(input.newDelivery);
+  if (!input.resumeFrom) {
+    let decision = await attempt('initial', 0);
+    for (let retriesUsed = 1; decision.status === 'retrying'; retriesUsed += 1) {
+      const cancelled = await condition(() => state.status === 'cancelled', decision.delayMs);
+      if (cancelled) break;
+      decision = await attempt('retry', retriesUsed);
+    }
+  }
+  for (;;) {
+    await condition(() => replayRequested || allHandlersFinished());
+    if (!replayRequested) return state;
+    await attempt('replay', 0);
+    replayRequested = false;
+  }
+}
+
+/** Checked twice: by the validator, and again once the handler holds the lock, as the state may have moved. */
+function refuseIf(refused: boolean, message: string): void {
+  if (refused) throw refuse(DELIVERY_STATE_CONFLICT, message);
+}
