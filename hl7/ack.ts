@@ -79,14 +79,25 @@ const ACK_VERSION_FALLBACK = '2.5.1';
  * the location and ERR-3 the table 0357 code (v2.5+); for 2.3/2.4 senders ERR-1 carries both too,
  * since their parsers only know that field. The ACK uses the standard encoding characters.
  */
-export function buildAck(code: AckCode, to: AckAddressee, problems: readonly Hl7Problem[], now: Date = new Date()): Hl7Ack {
+export function buildAck(code: AckCode, to: AckAddressee, problems: readonly Hl7Problem[], now: Date = new Date(), text?: string): Hl7Ack {
   const version = /^2\.\d/.test(to.version) ? to.version : ACK_VERSION_FALLBACK;
   const legacyErr = /^2\.[34]/.test(version);
   const ackControlId = `ACK${randomUUID().replaceAll('-', '').slice(0, 17).toUpperCase()}`;
   const processingId = ['P', 'D', 'T'].includes(to.processingId) ? to.processingId : 'P';
-  const summary = code === 'AA' ? 'Message accepted' : `${problems.length} problem(s): ${problems[0]?.message ?? 'rejected'}`;
+  const summary = text ?? (code === 'AA' ? 'Message accepted' : `${problems.length} problem(s): ${problems[0]?.message ?? 'rejected'}`);
   const segments = [
-    er7Header([SANDBOX_APPLICATION, SANDBOX_FACILITY, to.sendingApplication, to.sendingFacility, hl7Timestamp(now), null, ['ACK', to.triggerEvent, 'ACK'], ackControlId, processingId, version]),
+    er7Header([
+      SANDBOX_APPLICATION,
+      SANDBOX_FACILITY,
+      to.sendingApplication,
+      to.sendingFacility,
+      hl7Timestamp(now),
+      null,
+      ['ACK', to.triggerEvent, 'ACK'],
+      ackControlId,
+      processingId,
+      version,
+    ]),
     er7Segment('MSA', [code, to.controlId, summary.slice(0, 80)]),
   ];
   const errors: AckError[] = problems.map((problem) => ({
@@ -100,12 +111,26 @@ export function buildAck(code: AckCode, to: AckAddressee, problems: readonly Hl7
   for (const error of errors) {
     const { segment, sequence, field, repetition, component } = error;
     const legacy = legacyErr ? [segment, sequence, field, [error.code, error.code_text, 'HL70357']] : null;
-    segments.push(er7Segment('ERR', [legacy, [segment, sequence, field, repetition, component], [error.code, error.code_text, 'HL70357'], 'E', null, null, null, error.message]));
+    segments.push(
+      er7Segment('ERR', [
+        legacy,
+        [segment, sequence, field, repetition, component],
+        [error.code, error.code_text, 'HL70357'],
+        'E',
+        null,
+        null,
+        null,
+        error.message,
+      ]),
+    );
   }
   return { code, controlId: to.controlId, ackControlId, errors, er7: er7Message(segments) };
 }
 
 /** The JSON form of an ACK (issue 10): `{ ack, errors }`; the caller adds `delivery`. */
-export function ackJson(ack: Hl7Ack): { ack: { code: AckCode; message_control_id: string; ack_control_id: string; er7: string }; errors: AckError[] } {
+export function ackJson(ack: Hl7Ack): {
+  ack: { code: AckCode; message_control_id: string; ack_control_id: string; er7: string };
+  errors: AckError[];
+} {
   return { ack: { code: ack.code, message_control_id: ack.controlId, ack_control_id: ack.ackControlId, er7: ack.er7 }, errors: ack.errors };
 }

@@ -46,7 +46,11 @@ export function codeSystemUri(name: string): string | undefined {
 }
 
 /** A coding from an HL7 v2 table (`v2-0203` etc.). */
-export const v2Coding = (table: string, code: string, display?: string): Coding => ({ system: `http://terminology.hl7.org/CodeSystem/v2-${table}`, code, ...(display ? { display } : {}) });
+export const v2Coding = (table: string, code: string, display?: string): Coding => ({
+  system: `http://terminology.hl7.org/CodeSystem/v2-${table}`,
+  code,
+  ...(display ? { display } : {}),
+});
 
 function coding(code: string, display: string, system: string, defaultSystem?: string): Coding | undefined {
   if (code === '' && display === '') return undefined;
@@ -56,7 +60,9 @@ function coding(code: string, display: string, system: string, defaultSystem?: s
 
 /** CWE/CE/CNE → CodeableConcept: the primary and alternate codings, and the original text (CWE.9). */
 export function codeableConcept(value: Hl7Repetition, defaultSystem?: string): CodeableConcept | undefined {
-  const codings = [coding(value.get(1), value.get(2), value.get(3), defaultSystem), coding(value.get(4), value.get(5), value.get(6))].filter((c): c is Coding => c !== undefined);
+  const codings = [coding(value.get(1), value.get(2), value.get(3), defaultSystem), coding(value.get(4), value.get(5), value.get(6))].filter(
+    (c): c is Coding => c !== undefined,
+  );
   const text = value.get(9) || value.get(2) || undefined;
   if (codings.length === 0 && !text) return undefined;
   return { ...(codings.length ? { coding: codings } : {}), ...(text ? { text } : {}) };
@@ -89,7 +95,18 @@ export function entityIdentifier(value: Hl7Repetition, type?: string): Identifie
   return { ...(type ? { type: { coding: [v2Coding('0203', type)] } } : {}), ...(system ? { system } : {}), value: id };
 }
 
-const NAME_USE: Record<string, HumanName['use']> = { L: 'official', D: 'usual', M: 'maiden', N: 'nickname', A: 'anonymous', S: 'anonymous', B: 'official', C: 'old', T: 'temp', U: 'usual' };
+const NAME_USE: Record<string, HumanName['use']> = {
+  L: 'official',
+  D: 'usual',
+  M: 'maiden',
+  N: 'nickname',
+  A: 'anonymous',
+  S: 'anonymous',
+  B: 'official',
+  C: 'old',
+  T: 'temp',
+  U: 'usual',
+};
 
 /** XPN (family^given^middle^suffix^prefix^degree^^type) → HumanName. */
 export function humanName(value: Hl7Repetition): HumanName | undefined {

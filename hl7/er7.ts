@@ -42,13 +42,16 @@ const leaf = (value: Value, d: Delimiters) => (value === null || value === undef
 function writeRepetition(repetition: Repetition, d: Delimiters): string {
   if (!Array.isArray(repetition)) return leaf(repetition as Value, d);
   const components = (repetition as readonly Component[]).map((component) =>
-    Array.isArray(component) ? trimEnd((component as readonly Value[]).map((value) => leaf(value, d))).join(d.subcomponent) : leaf(component as Value, d),
+    Array.isArray(component)
+      ? trimEnd((component as readonly Value[]).map((value) => leaf(value, d))).join(d.subcomponent)
+      : leaf(component as Value, d),
   );
   return trimEnd(components).join(d.component);
 }
 
 function writeField(field: Er7Field, d: Delimiters): string {
-  if (field !== null && typeof field === 'object' && 'repeat' in field) return field.repeat.map((repetition) => writeRepetition(repetition, d)).join(d.repetition);
+  if (field !== null && typeof field === 'object' && 'repeat' in field)
+    return field.repeat.map((repetition) => writeRepetition(repetition, d)).join(d.repetition);
   return writeRepetition(field as Repetition, d);
 }
 

@@ -105,7 +105,9 @@ export class Hl7Segment {
     }
     const node = this.node.get(String(index));
     if (node.isEmpty()) return new Hl7Field([], '');
-    const repetitions = node.toArray().map((repetition) => new Hl7Repetition(repetition.toArray().map((component) => subcomponentsOf(component, this.delimiters))));
+    const repetitions = node
+      .toArray()
+      .map((repetition) => new Hl7Repetition(repetition.toArray().map((component) => subcomponentsOf(component, this.delimiters))));
     return new Hl7Field(repetitions, node.toRaw());
   }
 }
@@ -234,8 +236,15 @@ function readDelimiters(text: string): Delimiters {
   const end = text.indexOf(field, 4);
   const encoding = end === -1 ? text.slice(4) : text.slice(4, end);
   const characters = [field, ...encoding.slice(0, 4)];
-  const wellFormed = encoding.length >= 4 && encoding.length <= 5 && new Set(characters).size === 5 && characters.every((character) => /[^A-Za-z0-9\s]/.test(character));
-  if (!wellFormed) throw new UnreadableHl7Error(`MSH-2 must hold four distinct encoding characters (component, repetition, escape, subcomponent), e.g. ^~\\&; got "${encoding}"`);
-  const [component, repetition, escape, subcomponent] = encoding;
-  return { encoding, field, component: component!, repetition: repetition!, escape: escape!, subcomponent: subcomponent! };
+  const wellFormed =
+    encoding.length >= 4 &&
+    encoding.length <= 5 &&
+    new Set(characters).size === 5 &&
+    characters.every((character) => /[^A-Za-z0-9\s]/.test(character));
+  if (!wellFormed)
+    throw new UnreadableHl7Error(
+      `MSH-2 must hold four distinct encoding characters (component, repetition, escape, subcomponent), e.g. ^~\\&; got "${encoding}"`,
+    );
+  const [component, repetition, escapeCharacter, subcomponent] = encoding;
+  return { encoding, field, component: component!, repetition: repetition!, escape: escapeCharacter!, subcomponent: subcomponent! };
 }

@@ -1,7 +1,7 @@
 import type { Bundle } from 'fhir/r4';
 import type { Hl7Trigger } from '../catalog/hl7-triggers';
 import { addresseeFromText, addresseeOf, buildAck, type Hl7Ack } from './ack';
-import { MAX_MESSAGE_BYTES, NotHl7Error, parseHl7, UnreadableHl7Error } from './parse';
+import { MAX_MESSAGE_BYTES, NotHl7Error, type ParsedHl7, parseHl7, UnreadableHl7Error } from './parse';
 import { mapToFhir } from './to-fhir';
 import { acknowledgmentCode, type Hl7Problem, validateHl7 } from './validate';
 
@@ -12,37 +12,53 @@ export type Hl7Outcome =
   /** Over MAX_MESSAGE_BYTES: HTTP 413, MLLP an AR. */
   | { kind: 'too_large'; detail: string; ack: Hl7Ack }
   /** Read, checked, answered: AA with the mapped Bundle, or AE/AR with the problems. */
-  | { kind: 'acknowledged'; ack: Hl7Ack; controlId: string; trigger?: Hl7Trigger; bundle?: Bundle };
+  | { kind: 'acknowledged'; ack: Hl7Ack; controlId: string; message?: ParsedHl7; trigger?: Hl7Trigger; bundle?: Bundle };
 
-const problem = (code: Hl7Problem['code'], message: string, segment = 'MSH'): Hl7Problem => ({ code, location: { segment, sequence: 1 }, message, reject: true });
+const problem = (code: Hl7Problem['code'], message: string, segment = 'MSH'): Hl7Problem => ({
+  code,
+  location: { segment, sequence: 1 },
+  message,
+  reject: true,
+});
+
+/** The AR for a message over MAX_MESSAGE_BYTES, from its first bytes (enough for its MSH). */
+export function oversizeAck(head: string, bytes: number, now: Date = new Date()): { detail: string; ack: Hl7Ack } {
+  const detail = `The message is ${bytes === Number.POSITIVE_INFINITY ? 'more than that' : `${bytes} bytes`}; the limit is ${MAX_MESSAGE_BYTES} bytes (256 KiB)`;
+  return { detail, ack: buildAck('AR', addresseeFromText(head.slice(0, 4096)), [problem(207, detail)], now) };
+}
 
 /**
  * Parse, validate and map one message, and build its ACK. Never throws: anything unexpected while
  * mapping is answered AE with ERR code 207 (application internal error), as HL7 prescribes.
  */
 export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
-  if (Buffer.byteLength(text, 'utf8') > MAX_MESSAGE_BYTES) {
-    const detail = `The message is ${Buffer.byteLength(text, 'utf8')} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (256 KiB)`;
-    return { kind: 'too_large', detail, ack: buildAck('AR', addresseeFromText(text.slice(0, 4096)), [problem(207, detail)], now) };
-  }
-  let message: ReturnType<typeof parseHl7>;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_MESSAGE_BYTES) return { kind: 'too_large', ...oversizeAck(text, bytes, now) };
+  let message: ParsedHl7;
   try {
     message = parseHl7(text);
   } catch (error) {
     const addressee = addresseeFromText(text);
-    if (error instanceof NotHl7Error) return { kind: 'not_hl7', detail: error.message, ack: buildAck('AR', addressee, [problem(100, error.message)], now) };
+    if (error instanceof NotHl7Error)
+      return { kind: 'not_hl7', detail: error.message, ack: buildAck('AR', addressee, [problem(100, error.message)], now) };
     const detail = error instanceof UnreadableHl7Error ? error.message : `The message cannot be read: ${(error as Error).message}`;
     return { kind: 'acknowledged', controlId: addressee.controlId, ack: buildAck('AR', addressee, [problem(100, detail)], now) };
   }
   const addressee = addresseeOf(message);
   const { trigger, problems } = validateHl7(message);
   const code = acknowledgmentCode(problems);
-  if (code !== 'AA' || !trigger) return { kind: 'acknowledged', controlId: addressee.controlId, trigger, ack: buildAck(code, addressee, problems, now) };
+  if (code !== 'AA' || !trigger)
+    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, ack: buildAck(code, addressee, problems, now) };
   try {
     const { bundle } = mapToFhir(message, trigger);
-    return { kind: 'acknowledged', controlId: addressee.controlId, trigger, bundle, ack: buildAck('AA', addressee, [], now) };
+    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, bundle, ack: buildAck('AA', addressee, [], now) };
   } catch (error) {
-    const failure: Hl7Problem = { code: 207, location: { segment: 'MSH', sequence: 1 }, message: `The message could not be mapped to FHIR: ${(error as Error).message}`, reject: false };
-    return { kind: 'acknowledged', controlId: addressee.controlId, trigger, ack: buildAck('AE', addressee, [failure], now) };
+    const failure: Hl7Problem = {
+      code: 207,
+      location: { segment: 'MSH', sequence: 1 },
+      message: `The message could not be mapped to FHIR: ${(error as Error).message}`,
+      reject: false,
+    };
+    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, ack: buildAck('AE', addressee, [failure], now) };
   }
 }

@@ -66,7 +66,9 @@ interface PatientRecord {
 function recordOf(store: FhirStore, patient: Patient): PatientRecord {
   const list = <T extends FhirResource>(type: T['resourceType']) => store.listForPatient(type, patient.id!) as readonly T[];
   const encounters = list<Encounter>('Encounter');
-  const reports = list<DiagnosticReport>('DiagnosticReport').filter((report) => report.category?.some((category) => category.coding?.some((coding) => coding.code === 'LAB')));
+  const reports = list<DiagnosticReport>('DiagnosticReport').filter((report) =>
+    report.category?.some((category) => category.coding?.some((coding) => coding.code === 'LAB')),
+  );
   const report = reports[0];
   const results = (report?.result ?? [])
     .map((reference) => store.read('Observation', reference.reference!.split('/')[1]!) as Observation | undefined)
@@ -125,7 +127,9 @@ function pid(record: PatientRecord, mrn?: string): string {
   const home = patient.address?.[0];
   const phone = patient.telecom?.find((contact) => contact.system === 'phone');
   const email = patient.telecom?.find((contact) => contact.system === 'email');
-  const telecom: Er7Field = { repeat: [[phone?.value, 'PRN', phone?.use === 'mobile' ? 'CP' : 'PH'], ...(email ? [[null, 'NET', 'Internet', email.value]] : [])] };
+  const telecom: Er7Field = {
+    repeat: [[phone?.value, 'PRN', phone?.use === 'mobile' ? 'CP' : 'PH'], ...(email ? [[null, 'NET', 'Internet', email.value]] : [])],
+  };
   const id = mrn ?? patient.identifier?.find((identifier) => identifier.system === SANDBOX_SYSTEM.mrn)?.value ?? patient.id;
   const gender = { male: 'M', female: 'F', other: 'O', unknown: 'U' }[patient.gender ?? 'unknown'];
   return er7Segment('PID', [
@@ -188,7 +192,13 @@ function pv1(record: PatientRecord, options: { discharged?: boolean; priorLocati
 function nk1(record: PatientRecord): string {
   const family = record.patient.name?.[0]?.family;
   const home = record.patient.address?.[0];
-  return er7Segment('NK1', ['1', [family, 'Jordan'], ['SPO', 'Spouse', 'HL70063'], home ? [home.line?.[0], null, home.city, home.state, home.postalCode, home.country, 'H'] : null, ['971-555-0199', 'PRN', 'PH']]);
+  return er7Segment('NK1', [
+    '1',
+    [family, 'Jordan'],
+    ['SPO', 'Spouse', 'HL70063'],
+    home ? [home.line?.[0], null, home.city, home.state, home.postalCode, home.country, 'H'] : null,
+    ['971-555-0199', 'PRN', 'PH'],
+  ]);
 }
 
 function in1(record: PatientRecord): string | undefined {
@@ -249,7 +259,20 @@ function orcObrForLab(record: PatientRecord, control: string, status?: string): 
   const collected = ts(report?.effectiveDateTime ?? record.results[0]?.effectiveDateTime ?? WORLD_AS_OF);
   const code = cwe(report?.code, ['58410-2', 'CBC panel - Blood by Automated count', 'LN']);
   return [
-    er7Segment('ORC', [control, [placer, 'SYNTHETIC-EHR'], status ? [`F${placer.slice(3)}`, 'SANDBOX-LAB'] : null, null, status ? 'CM' : null, null, null, null, collected, null, null, xcn(record.store, requester)]),
+    er7Segment('ORC', [
+      control,
+      [placer, 'SYNTHETIC-EHR'],
+      status ? [`F${placer.slice(3)}`, 'SANDBOX-LAB'] : null,
+      null,
+      status ? 'CM' : null,
+      null,
+      null,
+      null,
+      collected,
+      null,
+      null,
+      xcn(record.store, requester),
+    ]),
     er7Segment('OBR', [
       '1',
       [placer, 'SYNTHETIC-EHR'],
@@ -299,12 +322,50 @@ function resultObservations(record: PatientRecord): string[] {
           ts(observation.effectiveDateTime),
         ]),
       )
-    : [er7Segment('OBX', ['1', 'NM', ['718-7', 'Hemoglobin [Mass/volume] in Blood', 'LN'], null, '13.2', ['g/dL', 'g/dL', 'UCUM'], '12.0-16.0', 'N', null, null, 'F'])];
+    : [
+        er7Segment('OBX', [
+          '1',
+          'NM',
+          ['718-7', 'Hemoglobin [Mass/volume] in Blood', 'LN'],
+          null,
+          '13.2',
+          ['g/dL', 'g/dL', 'UCUM'],
+          '12.0-16.0',
+          'N',
+          null,
+          null,
+          'F',
+        ]),
+      ];
   const next = results.length + 1;
   return [
     ...results,
-    er7Segment('OBX', [String(next), 'SN', ['33914-3', 'Glomerular filtration rate/1.73 sq M.predicted', 'LN'], null, ['>', '60'], ['mL/min/{1.73_m2}', 'mL/min/1.73m2', 'UCUM'], '>60', 'N', null, null, 'F']),
-    er7Segment('OBX', [String(next + 1), 'TX', ['8251-1', 'Service comment', 'LN'], null, 'Specimen received & processed; results reviewed | released', null, null, null, null, null, 'F']),
+    er7Segment('OBX', [
+      String(next),
+      'SN',
+      ['33914-3', 'Glomerular filtration rate/1.73 sq M.predicted', 'LN'],
+      null,
+      ['>', '60'],
+      ['mL/min/{1.73_m2}', 'mL/min/1.73m2', 'UCUM'],
+      '>60',
+      'N',
+      null,
+      null,
+      'F',
+    ]),
+    er7Segment('OBX', [
+      String(next + 1),
+      'TX',
+      ['8251-1', 'Service comment', 'LN'],
+      null,
+      'Specimen received & processed; results reviewed | released',
+      null,
+      null,
+      null,
+      null,
+      null,
+      'F',
+    ]),
   ];
 }
 
@@ -346,12 +407,32 @@ function schedulingResources(record: PatientRecord, appointment: Appointment | u
 }
 
 const TEMPLATES: readonly TemplateDefinition[] = [
-  { id: 'adt-a01', type: 'ADT^A01', version: '2.5.1', build: ({ record, msh, evn }) => [msh, evn, pid(record), nk1(record), pv1(record), in1(record)] },
-  { id: 'adt-a02', type: 'ADT^A02', version: '2.5.1', build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { priorLocation: 'ED' })] },
+  {
+    id: 'adt-a01',
+    type: 'ADT^A01',
+    version: '2.5.1',
+    build: ({ record, msh, evn }) => [msh, evn, pid(record), nk1(record), pv1(record), in1(record)],
+  },
+  {
+    id: 'adt-a02',
+    type: 'ADT^A02',
+    version: '2.5.1',
+    build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { priorLocation: 'ED' })],
+  },
   { id: 'adt-a03', type: 'ADT^A03', version: '2.5.1', build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { discharged: true })] },
-  { id: 'adt-a04', type: 'ADT^A04', version: '2.4', build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { patientClass: 'O' }), in1(record)] },
+  {
+    id: 'adt-a04',
+    type: 'ADT^A04',
+    version: '2.4',
+    build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { patientClass: 'O' }), in1(record)],
+  },
   { id: 'adt-a08', type: 'ADT^A08', version: '2.3', build: ({ record, msh, evn }) => [msh, evn, pid(record), nk1(record), pv1(record)] },
-  { id: 'adt-a28', type: 'ADT^A28', version: '2.5', build: ({ record, msh, evn }) => [msh, evn, pid(record), nk1(record), pv1(record, { patientClass: 'N' }), in1(record)] },
+  {
+    id: 'adt-a28',
+    type: 'ADT^A28',
+    version: '2.5',
+    build: ({ record, msh, evn }) => [msh, evn, pid(record), nk1(record), pv1(record, { patientClass: 'N' }), in1(record)],
+  },
   { id: 'adt-a31', type: 'ADT^A31', version: '2.6', build: ({ record, msh, evn }) => [msh, evn, pid(record), pv1(record, { patientClass: 'N' })] },
   {
     id: 'adt-a40',
@@ -359,7 +440,12 @@ const TEMPLATES: readonly TemplateDefinition[] = [
     version: '2.5.1',
     build: ({ record, msh, evn }) => {
       const name = record.patient.name?.[0];
-      return [msh, evn, pid(record), er7Segment('MRG', [[mergedMrn(record), null, null, MRN_AUTHORITY, 'MR'], null, null, null, null, null, [name?.family, name?.given?.[0]]])];
+      return [
+        msh,
+        evn,
+        pid(record),
+        er7Segment('MRG', [[mergedMrn(record), null, null, MRN_AUTHORITY, 'MR'], null, null, null, null, null, [name?.family, name?.given?.[0]]]),
+      ];
     },
   },
   {
@@ -370,12 +456,22 @@ const TEMPLATES: readonly TemplateDefinition[] = [
   },
   { id: 'orm-o01', type: 'ORM^O01', version: '2.3', build: ({ record, msh }) => [msh, pid(record), pv1(record), ...orcObrForLab(record, 'NW')] },
   { id: 'oml-o21', type: 'OML^O21', version: '2.5.1', build: ({ record, msh }) => [msh, pid(record), pv1(record), ...orcObrForLab(record, 'NW')] },
-  { id: 'siu-s12', type: 'SIU^S12', version: '2.6', build: ({ record, msh }) => [msh, ...sch(record.appointment, 'Booked'), pid(record), ...schedulingResources(record, record.appointment)] },
+  {
+    id: 'siu-s12',
+    type: 'SIU^S12',
+    version: '2.6',
+    build: ({ record, msh }) => [msh, ...sch(record.appointment, 'Booked'), pid(record), ...schedulingResources(record, record.appointment)],
+  },
   {
     id: 'siu-s15',
     type: 'SIU^S15',
     version: '2.5',
-    build: ({ record, msh }) => [msh, ...sch(record.cancelled ?? record.appointment, 'Cancelled'), pid(record), ...schedulingResources(record, record.cancelled ?? record.appointment)],
+    build: ({ record, msh }) => [
+      msh,
+      ...sch(record.cancelled ?? record.appointment, 'Cancelled'),
+      pid(record),
+      ...schedulingResources(record, record.cancelled ?? record.appointment),
+    ],
   },
   {
     id: 'mdm-t02',
@@ -383,7 +479,9 @@ const TEMPLATES: readonly TemplateDefinition[] = [
     version: '2.6',
     build: ({ record, msh, evn }) => {
       const document = record.document;
-      const text = document?.content[0]?.attachment.data ? Buffer.from(document.content[0].attachment.data, 'base64').toString('utf8') : 'Progress note. Synthetic record & not a real patient.';
+      const text = document?.content[0]?.attachment.data
+        ? Buffer.from(document.content[0].attachment.data, 'base64').toString('utf8')
+        : 'Progress note. Synthetic record & not a real patient.';
       const lines = text.split('\n');
       const number = (document?.id ?? 'syn-doc').replace(/\D/g, '');
       return [
@@ -410,7 +508,19 @@ const TEMPLATES: readonly TemplateDefinition[] = [
           null,
           'AU',
         ]),
-        er7Segment('OBX', ['1', 'TX', cwe(document?.type, ['11506-3', 'Progress note', 'LN']), null, { repeat: lines }, null, null, null, null, null, 'F']),
+        er7Segment('OBX', [
+          '1',
+          'TX',
+          cwe(document?.type, ['11506-3', 'Progress note', 'LN']),
+          null,
+          { repeat: lines },
+          null,
+          null,
+          null,
+          null,
+          null,
+          'F',
+        ]),
       ];
     },
   },
@@ -542,7 +652,11 @@ function triggerOf(definition: TemplateDefinition): Hl7Trigger {
 }
 
 /** Fills template `id` for `patientId`; undefined when there is no such template. Throws UnknownPatientError for a patient not in the world. */
-export function renderTemplate(id: string, patientId: string = DEFAULT_TEMPLATE_PATIENT, store: FhirStore = loadFhirStore()): Hl7Template | undefined {
+export function renderTemplate(
+  id: string,
+  patientId: string = DEFAULT_TEMPLATE_PATIENT,
+  store: FhirStore = loadFhirStore(),
+): Hl7Template | undefined {
   const definition = TEMPLATES.find((template) => template.id === id);
   if (!definition) return undefined;
   const patient = store.read('Patient', patientId) as Patient | undefined;
@@ -554,14 +668,35 @@ export function renderTemplate(id: string, patientId: string = DEFAULT_TEMPLATE_
   const sent = hl7Timestamp(WORLD_AS_OF);
   // v2.3 has no MSH-9.3 (message structure); later versions require it.
   const messageType = definition.version === '2.3' ? [code, event] : [code, event, trigger.structure];
-  const msh = er7Header([SENDER.application, SENDER.facility, TEMPLATE_RECEIVER.application, TEMPLATE_RECEIVER.facility, sent, null, messageType, controlId, 'P', definition.version, null, null, 'AL', 'NE', null, 'UNICODE UTF-8']);
+  const msh = er7Header([
+    SENDER.application,
+    SENDER.facility,
+    TEMPLATE_RECEIVER.application,
+    TEMPLATE_RECEIVER.facility,
+    sent,
+    null,
+    messageType,
+    controlId,
+    'P',
+    definition.version,
+    null,
+    null,
+    'AL',
+    'NE',
+    null,
+    'UNICODE UTF-8',
+  ]);
   const evn = er7Segment('EVN', [event, sent]);
   const segments = definition.build({ record, controlId, msh, evn }).filter((segment): segment is string => segment !== undefined);
   return {
     id: definition.id,
     message_type: messageType.join('^'),
     version: definition.version,
-    description: `${trigger.description} (${definition.type}, v${definition.version}) for ${patient.name?.[0]?.given?.[0] ?? ''} ${patient.name?.[0]?.family ?? ''}`.replace(/\s+/g, ' '),
+    description:
+      `${trigger.description} (${definition.type}, v${definition.version}) for ${patient.name?.[0]?.given?.[0] ?? ''} ${patient.name?.[0]?.family ?? ''}`.replace(
+        /\s+/g,
+        ' ',
+      ),
     event: trigger.event,
     patient_id: patient.id!,
     er7: er7Message(segments),

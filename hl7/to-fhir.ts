@@ -24,8 +24,8 @@ import type {
 import type { Hl7Trigger } from '../catalog/hl7-triggers';
 import { SYNTHETIC_TAG } from '../fixtures/synthetic';
 import {
-  address,
   addMinutes,
+  address,
   codeableConcept,
   contactPoint,
   date,
@@ -88,7 +88,10 @@ class BundleBuilder {
 
   /** The entries, each resource with its id and the synthetic tag up front. */
   entries(): BundleEntry[] {
-    return this.added.map(({ id, resource: { resourceType, ...elements } }) => ({ fullUrl: `urn:uuid:${id}`, resource: { resourceType, id, meta: META, ...elements } as FhirResource }));
+    return this.added.map(({ id, resource: { resourceType, ...elements } }) => ({
+      fullUrl: `urn:uuid:${id}`,
+      resource: { resourceType, id, meta: META, ...elements } as FhirResource,
+    }));
   }
 }
 
@@ -117,7 +120,10 @@ function mapPatient(pid: Hl7Segment): Patient {
     identifier: all(pid.field(3), identifier),
     active: true,
     name: all(pid.field(5), humanName),
-    telecom: nonEmpty([...pid.field(13).repetitions.map((r) => contactPoint(r, 'home')), ...pid.field(14).repetitions.map((r) => contactPoint(r, 'work'))]),
+    telecom: nonEmpty([
+      ...pid.field(13).repetitions.map((r) => contactPoint(r, 'home')),
+      ...pid.field(14).repetitions.map((r) => contactPoint(r, 'work')),
+    ]),
     gender: GENDER[pid.get(8)],
     birthDate: date(pid.get(7)),
     ...(typeof deceased === 'string' ? { deceasedDateTime: deceased } : deceased ? { deceasedBoolean: true } : {}),
@@ -140,7 +146,13 @@ const ENCOUNTER_CLASS: Record<string, { code: string; display: string }> = {
   E: { code: 'EMER', display: 'emergency' },
   P: { code: 'PRENC', display: 'pre-admission' },
 };
-const ENCOUNTER_STATUS: Record<string, Encounter['status']> = { A01: 'in-progress', A02: 'in-progress', A03: 'finished', A04: 'arrived', A08: 'in-progress' };
+const ENCOUNTER_STATUS: Record<string, Encounter['status']> = {
+  A01: 'in-progress',
+  A02: 'in-progress',
+  A03: 'finished',
+  A04: 'arrived',
+  A08: 'in-progress',
+};
 
 /** PL (point of care^room^bed^facility) as a display. */
 const placeDisplay = (place: Hl7Repetition) => [place.get(4, 1), place.get(1), place.get(2), place.get(3)].filter(Boolean).join(' ');
@@ -164,14 +176,21 @@ function mapEncounter(pv1: Hl7Segment, pv2: Hl7Segment | undefined, context: Con
   ).flatMap(([field, code, display]) =>
     pv1.field(field).repetitions.flatMap((repetition) => {
       const individual = practitionerReference(repetition);
-      return individual ? [{ type: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ParticipationType', code, display }] }], individual }] : [];
+      return individual
+        ? [{ type: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ParticipationType', code, display }] }], individual }]
+        : [];
     }),
   );
   return compact<Encounter>({
     resourceType: 'Encounter',
-    identifier: all(pv1.field(19), (visit) => identifier(visit) && { ...identifier(visit)!, type: { coding: [v2Coding('0203', 'VN', 'Visit number')] } }),
+    identifier: all(
+      pv1.field(19),
+      (visit) => identifier(visit) && { ...identifier(visit)!, type: { coding: [v2Coding('0203', 'VN', 'Visit number')] } },
+    ),
     status,
-    class: classCoding ? { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', ...classCoding } : { system: 'http://terminology.hl7.org/CodeSystem/v3-NullFlavor', code: 'UNK' },
+    class: classCoding
+      ? { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', ...classCoding }
+      : { system: 'http://terminology.hl7.org/CodeSystem/v3-NullFlavor', code: 'UNK' },
     serviceType: pv1.get(10) ? { coding: [v2Coding('0069', pv1.get(10))] } : undefined,
     subject: context.patient,
     participant: participants.length ? participants : undefined,
@@ -198,12 +217,23 @@ function mapRelatedPerson(nk1: Hl7Segment, context: Context): RelatedPerson {
     patient: context.patient!,
     relationship: nk1.field(3).present ? [codeableConcept(nk1.field(3).first, 'http://terminology.hl7.org/CodeSystem/v2-0063')!] : undefined,
     name: all(nk1.field(2), humanName),
-    telecom: nonEmpty([...nk1.field(5).repetitions.map((r) => contactPoint(r, 'home')), ...nk1.field(6).repetitions.map((r) => contactPoint(r, 'work'))]),
+    telecom: nonEmpty([
+      ...nk1.field(5).repetitions.map((r) => contactPoint(r, 'home')),
+      ...nk1.field(6).repetitions.map((r) => contactPoint(r, 'work')),
+    ]),
     address: all(nk1.field(4), address),
   });
 }
 
-const SUBSCRIBER_RELATIONSHIP: Record<string, string> = { SEL: 'self', SPO: 'spouse', CHD: 'child', PAR: 'parent', EME: 'injured', OTH: 'other', DOM: 'common' };
+const SUBSCRIBER_RELATIONSHIP: Record<string, string> = {
+  SEL: 'self',
+  SPO: 'spouse',
+  CHD: 'child',
+  PAR: 'parent',
+  EME: 'injured',
+  OTH: 'other',
+  DOM: 'common',
+};
 
 function mapCoverage(in1: Hl7Segment, context: Context): Coverage {
   const relationship = SUBSCRIBER_RELATIONSHIP[in1.get(17)];
@@ -216,16 +246,37 @@ function mapCoverage(in1: Hl7Segment, context: Context): Coverage {
     type: in1.get(15) ? { coding: [v2Coding('0086', in1.get(15))] } : undefined,
     subscriberId: in1.get(36) || undefined,
     beneficiary: context.patient!,
-    relationship: relationship ? { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/subscriber-relationship', code: relationship }] } : undefined,
+    relationship: relationship
+      ? { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/subscriber-relationship', code: relationship }] }
+      : undefined,
     period: start || end ? compact({ start, end }) : undefined,
     payor: [compact({ identifier: entityIdentifier(in1.field(3).first), display: in1.get(4, 1) || undefined })],
     class: in1.get(8)
-      ? [compact({ type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/coverage-class', code: 'group' }] }, value: in1.get(8), name: in1.get(9, 1) || undefined })]
+      ? [
+          compact({
+            type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/coverage-class', code: 'group' }] },
+            value: in1.get(8),
+            name: in1.get(9, 1) || undefined,
+          }),
+        ]
       : undefined,
   });
 }
 
-const ORDER_STATUS: Record<string, ServiceRequest['status']> = { NW: 'active', OK: 'active', SC: 'active', XO: 'active', CA: 'revoked', OC: 'revoked', DC: 'revoked', CR: 'revoked', HD: 'on-hold', OH: 'on-hold', CM: 'completed', RE: 'completed' };
+const ORDER_STATUS: Record<string, ServiceRequest['status']> = {
+  NW: 'active',
+  OK: 'active',
+  SC: 'active',
+  XO: 'active',
+  CA: 'revoked',
+  OC: 'revoked',
+  DC: 'revoked',
+  CR: 'revoked',
+  HD: 'on-hold',
+  OH: 'on-hold',
+  CM: 'completed',
+  RE: 'completed',
+};
 
 function orderIdentifiers(orc: Hl7Segment | undefined, obr: Hl7Segment | undefined) {
   const placer = orc?.field(2).present ? orc.field(2).first : obr?.field(2).first;
@@ -249,7 +300,19 @@ function mapServiceRequest(orc: Hl7Segment | undefined, obr: Hl7Segment, context
   });
 }
 
-const REPORT_STATUS: Record<string, DiagnosticReport['status']> = { F: 'final', P: 'preliminary', C: 'corrected', A: 'partial', X: 'cancelled', R: 'registered', S: 'registered', I: 'registered', O: 'registered', Y: 'unknown', Z: 'unknown' };
+const REPORT_STATUS: Record<string, DiagnosticReport['status']> = {
+  F: 'final',
+  P: 'preliminary',
+  C: 'corrected',
+  A: 'partial',
+  X: 'cancelled',
+  R: 'registered',
+  S: 'registered',
+  I: 'registered',
+  O: 'registered',
+  Y: 'unknown',
+  Z: 'unknown',
+};
 
 function mapDiagnosticReport(obr: Hl7Segment, basedOn: Reference, context: Context): DiagnosticReport {
   const section = obr.get(24) || 'LAB';
@@ -267,9 +330,68 @@ function mapDiagnosticReport(obr: Hl7Segment, basedOn: Reference, context: Conte
   });
 }
 
-const OBSERVATION_STATUS: Record<string, Observation['status']> = { F: 'final', P: 'preliminary', C: 'corrected', R: 'preliminary', S: 'preliminary', I: 'registered', O: 'registered', X: 'cancelled', D: 'entered-in-error', W: 'entered-in-error', U: 'final', N: 'unknown' };
+const OBSERVATION_STATUS: Record<string, Observation['status']> = {
+  F: 'final',
+  P: 'preliminary',
+  C: 'corrected',
+  R: 'preliminary',
+  S: 'preliminary',
+  I: 'registered',
+  O: 'registered',
+  X: 'cancelled',
+  D: 'entered-in-error',
+  W: 'entered-in-error',
+  U: 'final',
+  N: 'unknown',
+};
 /** HL7 table 0078 flags that v3 ObservationInterpretation shares. */
-const INTERPRETATIONS = new Set(['L', 'H', 'LL', 'HH', '<', '>', 'N', 'A', 'AA', 'S', 'R', 'I', 'U', 'D', 'B', 'W', 'NEG', 'POS', 'IND', 'DET', 'ND', 'HU', 'LU', 'NR', 'E', 'EX', 'IE', 'SDD', 'SYN-R', 'SYN-S', 'MS', 'VS', 'QCF', 'TOX', 'RR', 'CAR', 'H>', 'L<', 'HX', 'LX', 'EXP', 'UNE', 'OBX', 'NCL', 'CARRIER']);
+const INTERPRETATIONS = new Set([
+  'L',
+  'H',
+  'LL',
+  'HH',
+  '<',
+  '>',
+  'N',
+  'A',
+  'AA',
+  'S',
+  'R',
+  'I',
+  'U',
+  'D',
+  'B',
+  'W',
+  'NEG',
+  'POS',
+  'IND',
+  'DET',
+  'ND',
+  'HU',
+  'LU',
+  'NR',
+  'E',
+  'EX',
+  'IE',
+  'SDD',
+  'SYN-R',
+  'SYN-S',
+  'MS',
+  'VS',
+  'QCF',
+  'TOX',
+  'RR',
+  'CAR',
+  'H>',
+  'L<',
+  'HX',
+  'LX',
+  'EXP',
+  'UNE',
+  'OBX',
+  'NCL',
+  'CARRIER',
+]);
 const COMPARATORS = new Set(['<', '<=', '>=', '>']);
 
 function unitOf(obx: Hl7Segment): Omit<Quantity, 'value'> {
@@ -284,9 +406,11 @@ function referenceRange(text: string, unit: Omit<Quantity, 'value'>): Observatio
   if (!text) return undefined;
   const quantity = (value: string) => ({ value: decimal(value)!, ...unit });
   const range = /^\s*(-?[\d.]+)\s*-\s*(-?[\d.]+)\s*$/.exec(text);
-  if (range && decimal(range[1]!) !== undefined && decimal(range[2]!) !== undefined) return { low: quantity(range[1]!), high: quantity(range[2]!), text };
+  if (range && decimal(range[1]!) !== undefined && decimal(range[2]!) !== undefined)
+    return { low: quantity(range[1]!), high: quantity(range[2]!), text };
   const bound = /^\s*([<>]=?)\s*(-?[\d.]+)\s*$/.exec(text);
-  if (bound && decimal(bound[2]!) !== undefined) return bound[1]!.startsWith('<') ? { high: quantity(bound[2]!), text } : { low: quantity(bound[2]!), text };
+  if (bound && decimal(bound[2]!) !== undefined)
+    return bound[1]!.startsWith('<') ? { high: quantity(bound[2]!), text } : { low: quantity(bound[2]!), text };
   return { text };
 }
 
@@ -300,10 +424,14 @@ function observationValue(obx: Hl7Segment, context: Context): Partial<Observatio
       return { valueQuantity: { value: decimal(value.get(1))!, ...unit } };
     case 'SN': {
       const [comparator, first, separator, second] = [value.get(1), decimal(value.get(2)), value.get(3), decimal(value.get(4))];
-      if (second !== undefined && (separator === ':' || separator === '/')) return { valueRatio: { numerator: { value: first! }, denominator: { value: second } } };
-      if (second !== undefined && (separator === '-' || separator === '')) return { valueRange: { low: { value: first!, ...unit }, high: { value: second, ...unit } } };
+      if (second !== undefined && (separator === ':' || separator === '/'))
+        return { valueRatio: { numerator: { value: first! }, denominator: { value: second } } };
+      if (second !== undefined && (separator === '-' || separator === ''))
+        return { valueRange: { low: { value: first!, ...unit }, high: { value: second, ...unit } } };
       if (comparator === '<>') return { valueString: value.raw };
-      return { valueQuantity: { value: first!, ...(COMPARATORS.has(comparator) ? { comparator: comparator as Quantity['comparator'] } : {}), ...unit } };
+      return {
+        valueQuantity: { value: first!, ...(COMPARATORS.has(comparator) ? { comparator: comparator as Quantity['comparator'] } : {}), ...unit },
+      };
     }
     case 'CWE':
     case 'CE':
@@ -329,12 +457,18 @@ function mapObservation(obx: Hl7Segment, obr: Hl7Segment | undefined, context: C
   const interpretation = all(obx.field(8), (flag) => {
     const code = flag.get(1);
     if (!code) return undefined;
-    return { coding: [INTERPRETATIONS.has(code) ? { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code } : v2Coding('0078', code)] } as CodeableConcept;
+    return {
+      coding: [
+        INTERPRETATIONS.has(code) ? { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code } : v2Coding('0078', code),
+      ],
+    } as CodeableConcept;
   });
   return compact<Observation>({
     resourceType: 'Observation',
     status: OBSERVATION_STATUS[obx.get(11)] ?? 'final',
-    category: obr ? [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }] }] : undefined,
+    category: obr
+      ? [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }] }]
+      : undefined,
     code: codeableConcept(obx.field(3).first)!,
     subject: context.patient,
     encounter: context.encounter,
@@ -345,7 +479,14 @@ function mapObservation(obx: Hl7Segment, obr: Hl7Segment | undefined, context: C
   });
 }
 
-const APPOINTMENT_STATUS: Record<string, Appointment['status']> = { S12: 'booked', S13: 'booked', S14: 'booked', S15: 'cancelled', S17: 'cancelled', S26: 'noshow' };
+const APPOINTMENT_STATUS: Record<string, Appointment['status']> = {
+  S12: 'booked',
+  S13: 'booked',
+  S14: 'booked',
+  S15: 'cancelled',
+  S17: 'cancelled',
+  S26: 'noshow',
+};
 const DURATION_MINUTES: Record<string, number> = { MIN: 1, min: 1, M: 1, H: 60, h: 60, HR: 60, S: 1 / 60, s: 1 / 60 };
 
 function mapAppointment(message: ParsedHl7, sch: Hl7Segment, context: Context): Appointment {
@@ -381,16 +522,37 @@ function mapAppointment(message: ParsedHl7, sch: Hl7Segment, context: Context): 
   });
 }
 
-const DOC_STATUS: Record<string, DocumentReference['docStatus']> = { AU: 'final', LA: 'final', PA: 'preliminary', IP: 'preliminary', IN: 'preliminary', DI: 'preliminary', DO: 'preliminary' };
+const DOC_STATUS: Record<string, DocumentReference['docStatus']> = {
+  AU: 'final',
+  LA: 'final',
+  PA: 'preliminary',
+  IP: 'preliminary',
+  IN: 'preliminary',
+  DI: 'preliminary',
+  DO: 'preliminary',
+};
 
 function mapDocumentReference(message: ParsedHl7, txa: Hl7Segment, context: Context): DocumentReference {
   const observations = message.all('OBX');
   const encapsulated = observations.find((obx) => obx.get(2) === 'ED');
   const attachment = encapsulated
-    ? { contentType: `${encapsulated.get(5, 2) === 'TEXT' ? 'text' : encapsulated.get(5, 2).toLowerCase()}/${encapsulated.get(5, 3).toLowerCase()}`, data: encapsulated.get(5, 5) }
+    ? {
+        contentType: `${encapsulated.get(5, 2) === 'TEXT' ? 'text' : encapsulated.get(5, 2).toLowerCase()}/${encapsulated.get(5, 3).toLowerCase()}`,
+        data: encapsulated.get(5, 5),
+      }
     : {
         contentType: 'text/plain; charset=utf-8',
-        data: Buffer.from(observations.map((obx) => obx.field(5).repetitions.map((line) => line.components.map((component) => component.join(' ')).join(' ')).join('\n')).join('\n'), 'utf8').toString('base64'),
+        data: Buffer.from(
+          observations
+            .map((obx) =>
+              obx
+                .field(5)
+                .repetitions.map((line) => line.components.map((component) => component.join(' ')).join(' '))
+                .join('\n'),
+            )
+            .join('\n'),
+          'utf8',
+        ).toString('base64'),
       };
   const author = practitionerReference(txa.field(9).first) ?? practitionerReference(txa.field(5).first);
   return compact<DocumentReference>({
@@ -426,10 +588,18 @@ function mapImmunization(rxa: Hl7Segment, rxr: Hl7Segment | undefined, context: 
     primarySource: rxa.get(9) !== '01',
     lotNumber: rxa.get(15) || undefined,
     expirationDate: date(rxa.get(16)),
-    manufacturer: rxa.field(17).present ? compact({ identifier: rxa.get(17, 1) ? { system: 'http://hl7.org/fhir/sid/mvx', value: rxa.get(17, 1) } : undefined, display: rxa.get(17, 2) || undefined }) : undefined,
+    manufacturer: rxa.field(17).present
+      ? compact({
+          identifier: rxa.get(17, 1) ? { system: 'http://hl7.org/fhir/sid/mvx', value: rxa.get(17, 1) } : undefined,
+          display: rxa.get(17, 2) || undefined,
+        })
+      : undefined,
     route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
     site: rxr?.field(2).present ? codeableConcept(rxr.field(2).first, 'http://terminology.hl7.org/CodeSystem/v2-0163') : undefined,
-    doseQuantity: amount !== undefined && amount !== 999 ? { value: amount, ...(rxa.get(7) ? { unit: rxa.get(7, 2) || rxa.get(7), system: 'http://unitsofmeasure.org', code: rxa.get(7) } : {}) } : undefined,
+    doseQuantity:
+      amount !== undefined && amount !== 999
+        ? { value: amount, ...(rxa.get(7) ? { unit: rxa.get(7, 2) || rxa.get(7), system: 'http://unitsofmeasure.org', code: rxa.get(7) } : {}) }
+        : undefined,
     performer: performer ? [{ function: { coding: [v2Coding('0443', 'AP', 'Administering Provider')] }, actor: performer }] : undefined,
   });
 }
@@ -454,12 +624,18 @@ function mapMedicationRequest(orc: Hl7Segment | undefined, rxe: Hl7Segment, rxr:
       compact({
         text: instructions || undefined,
         route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
-        doseAndRate: dose !== undefined ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }] : undefined,
+        doseAndRate:
+          dose !== undefined
+            ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
+            : undefined,
       }),
     ],
     dispenseRequest:
       quantity !== undefined || refills !== undefined
-        ? compact({ numberOfRepeatsAllowed: refills, quantity: quantity !== undefined ? { value: quantity, ...(rxe.get(11) ? { unit: rxe.get(11, 2) || rxe.get(11) } : {}) } : undefined })
+        ? compact({
+            numberOfRepeatsAllowed: refills,
+            quantity: quantity !== undefined ? { value: quantity, ...(rxe.get(11) ? { unit: rxe.get(11, 2) || rxe.get(11) } : {}) } : undefined,
+          })
         : undefined,
   });
 }
@@ -499,7 +675,8 @@ function mapMerge(mrg: Hl7Segment, survivor: Reference, survivorResource: Patien
 
 function mapMessageHeader(message: ParsedHl7, trigger: Hl7Trigger, focus: Reference[]): MessageHeader {
   const msh = message.header;
-  const endpoint = (application: string, facility: string) => `urn:hl7v2:${encodeURIComponent(application || 'unknown')}:${encodeURIComponent(facility || 'unknown')}`;
+  const endpoint = (application: string, facility: string) =>
+    `urn:hl7v2:${encodeURIComponent(application || 'unknown')}:${encodeURIComponent(facility || 'unknown')}`;
   return compact<MessageHeader>({
     resourceType: 'MessageHeader',
     eventCoding: { system: 'http://terminology.hl7.org/CodeSystem/v2-0003', code: trigger.type.split('^')[1]! },

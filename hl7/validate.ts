@@ -71,7 +71,39 @@ export const TABLES = {
   '0085': ['C', 'D', 'F', 'I', 'N', 'O', 'P', 'R', 'S', 'U', 'W', 'X'],
   '0103': ['D', 'P', 'T'],
   '0123': ['O', 'I', 'S', 'A', 'P', 'C', 'R', 'F', 'X', 'Y', 'Z'],
-  '0125': ['AD', 'CE', 'CF', 'CK', 'CN', 'CNE', 'CP', 'CWE', 'CX', 'DR', 'DT', 'DTM', 'ED', 'FT', 'ID', 'IS', 'MO', 'NM', 'PN', 'RP', 'SN', 'ST', 'TM', 'TN', 'TS', 'TX', 'XAD', 'XCN', 'XON', 'XPN', 'XTN'],
+  '0125': [
+    'AD',
+    'CE',
+    'CF',
+    'CK',
+    'CN',
+    'CNE',
+    'CP',
+    'CWE',
+    'CX',
+    'DR',
+    'DT',
+    'DTM',
+    'ED',
+    'FT',
+    'ID',
+    'IS',
+    'MO',
+    'NM',
+    'PN',
+    'RP',
+    'SN',
+    'ST',
+    'TM',
+    'TN',
+    'TS',
+    'TX',
+    'XAD',
+    'XCN',
+    'XON',
+    'XPN',
+    'XTN',
+  ],
   '0271': ['AU', 'DI', 'DO', 'IN', 'IP', 'LA', 'PA'],
   '0322': ['CP', 'RE', 'NA', 'PA'],
 } as const;
@@ -103,7 +135,12 @@ class Checker {
   /** A field (or its first component) that must hold a value: 101. */
   required(segment: Hl7Segment, field: number, what: string, component?: number): boolean {
     const value = component === undefined ? segment.field(field).present : segment.get(field, component) !== '';
-    if (!value) this.add(101, this.at(segment, field, component), `${segment.name}-${field}${component === undefined ? '' : `.${component}`} (${what}) is required`);
+    if (!value)
+      this.add(
+        101,
+        this.at(segment, field, component),
+        `${segment.name}-${field}${component === undefined ? '' : `.${component}`} (${what}) is required`,
+      );
     return value;
   }
 
@@ -114,20 +151,30 @@ class Checker {
       if (required) this.required(segment, field, what, component);
       return;
     }
-    if (!isHl7DateTime(value)) this.add(102, this.at(segment, field, component), `${segment.name}-${field} (${what}) "${value}" is not an HL7 date/time (YYYYMMDD[HHMM[SS]][+/-ZZZZ])`);
+    if (!isHl7DateTime(value))
+      this.add(
+        102,
+        this.at(segment, field, component),
+        `${segment.name}-${field} (${what}) "${value}" is not an HL7 date/time (YYYYMMDD[HHMM[SS]][+/-ZZZZ])`,
+      );
   }
 
   /** An NM value, checked when present: 102. */
   number(segment: Hl7Segment, field: number, what: string, component = 1): void {
     const value = segment.get(field, component);
-    if (value !== '' && !isHl7Number(value)) this.add(102, this.at(segment, field, component), `${segment.name}-${field} (${what}) "${value}" is not a number`);
+    if (value !== '' && !isHl7Number(value))
+      this.add(102, this.at(segment, field, component), `${segment.name}-${field} (${what}) "${value}" is not a number`);
   }
 
   /** A coded value from an HL7 table, checked when present: 103. */
   table(segment: Hl7Segment, field: number, table: keyof typeof TABLES, what: string, component = 1): void {
     const value = segment.get(field, component);
     if (value !== '' && !(TABLES[table] as readonly string[]).includes(value)) {
-      this.add(103, this.at(segment, field, component), `${segment.name}-${field} (${what}) "${value}" is not in HL7 table ${table} (${TABLES[table].join(', ')})`);
+      this.add(
+        103,
+        this.at(segment, field, component),
+        `${segment.name}-${field} (${what}) "${value}" is not in HL7 table ${table} (${TABLES[table].join(', ')})`,
+      );
     }
   }
 }
@@ -140,7 +187,8 @@ function checkHeader(message: ParsedHl7, check: Checker): Hl7Trigger | undefined
   if (version === '') check.add(101, check.at(msh, 12), 'MSH-12 (version id) is required', true);
   else if (!SUPPORTED_VERSIONS.test(version)) check.add(203, check.at(msh, 12), `HL7 version "${version}" is not supported; send 2.3 to 2.8`, true);
   const processing = msh.get(11);
-  if (processing !== '' && !(TABLES['0103'] as readonly string[]).includes(processing)) check.add(202, check.at(msh, 11), `MSH-11 (processing id) "${processing}" is not P, D or T`, true);
+  if (processing !== '' && !(TABLES['0103'] as readonly string[]).includes(processing))
+    check.add(202, check.at(msh, 11), `MSH-11 (processing id) "${processing}" is not P, D or T`, true);
   check.dateTime(msh, 7, 'date/time of message');
 
   const code = msh.get(9, 1);
@@ -151,7 +199,13 @@ function checkHeader(message: ParsedHl7, check: Checker): Hl7Trigger | undefined
   }
   const trigger = findHl7Trigger(`${code}^${event}`);
   if (!trigger) {
-    if (isKnownMessageCode(code)) check.add(201, check.at(msh, 9, 2), `Trigger event ${code}^${event} is not supported; see GET /v1/sandbox/hl7/templates for the ones that are`, true);
+    if (isKnownMessageCode(code))
+      check.add(
+        201,
+        check.at(msh, 9, 2),
+        `Trigger event ${code}^${event} is not supported; see GET /v1/sandbox/hl7/templates for the ones that are`,
+        true,
+      );
     else check.add(200, check.at(msh, 9, 1), `Message type ${code} is not supported; see GET /v1/sandbox/hl7/templates for the ones that are`, true);
   }
   return trigger;
@@ -159,12 +213,18 @@ function checkHeader(message: ParsedHl7, check: Checker): Hl7Trigger | undefined
 
 function checkStructure(message: ParsedHl7, trigger: Hl7Trigger, check: Checker): void {
   for (const segment of message.segments) {
-    if (!/^[A-Z][A-Z0-9]{2}$/.test(segment.name)) check.add(100, { segment: segment.name, sequence: segment.sequence }, `Segment ${segment.position} "${segment.name}" is not a segment id (three capitals or digits)`);
+    if (!/^[A-Z][A-Z0-9]{2}$/.test(segment.name))
+      check.add(
+        100,
+        { segment: segment.name, sequence: segment.sequence },
+        `Segment ${segment.position} "${segment.name}" is not a segment id (three capitals or digits)`,
+      );
   }
   for (const name of trigger.requiredSegments) {
     if (!message.segment(name)) check.add(100, { segment: name }, `${trigger.type} requires a ${name} segment`);
   }
-  if (message.segment('MSH', 2)) check.add(100, { segment: 'MSH', sequence: 2 }, 'Only one message per request: a second MSH segment was found (batches are not supported)');
+  if (message.segment('MSH', 2))
+    check.add(100, { segment: 'MSH', sequence: 2 }, 'Only one message per request: a second MSH segment was found (batches are not supported)');
   const firstObr = message.segment('OBR')?.position;
   const firstObx = message.all('OBX')[0];
   if (trigger.type === 'ORU^R01' && firstObr !== undefined && firstObx && firstObx.position < firstObr) {
@@ -216,15 +276,22 @@ const segmentChecks: Record<string, (segment: Hl7Segment, check: Checker) => voi
       const comparator = segment.get(5, 1);
       const first = segment.get(5, 2);
       const second = segment.get(5, 4);
-      const wellFormed = ['', '>', '<', '>=', '<=', '=', '<>'].includes(comparator) && first !== '' && isHl7Number(first) && (second === '' || isHl7Number(second));
-      if (!wellFormed) check.add(102, check.at(segment, 5, 1), `OBX-5 (observation value, SN) "${segment.field(5).raw}" is not a structured numeric (comparator^number^separator^number)`);
+      const wellFormed =
+        ['', '>', '<', '>=', '<=', '=', '<>'].includes(comparator) && first !== '' && isHl7Number(first) && (second === '' || isHl7Number(second));
+      if (!wellFormed)
+        check.add(
+          102,
+          check.at(segment, 5, 1),
+          `OBX-5 (observation value, SN) "${segment.field(5).raw}" is not a structured numeric (comparator^number^separator^number)`,
+        );
     }
     if (type === 'DT' || type === 'DTM' || type === 'TS') check.dateTime(segment, 5, 'observation value');
     if (check.required(segment, 11, 'observation result status')) check.table(segment, 11, '0085', 'observation result status');
     check.dateTime(segment, 14, 'date/time of the observation');
   },
   SCH(segment, check) {
-    if (segment.get(1, 1) === '' && segment.get(2, 1) === '') check.add(101, check.at(segment, 1, 1), 'SCH-1 (placer appointment id) or SCH-2 (filler appointment id) is required');
+    if (segment.get(1, 1) === '' && segment.get(2, 1) === '')
+      check.add(101, check.at(segment, 1, 1), 'SCH-1 (placer appointment id) or SCH-2 (filler appointment id) is required');
     check.dateTime(segment, 11, 'appointment timing quantity: start', 4);
   },
   AIS(segment, check) {

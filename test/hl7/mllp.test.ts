@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net';
 import { Client, type InboundResponse, Message } from 'node-hl7-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseHl7 } from '../../hl7/parse';
-import { processHl7 } from '../../hl7/process';
 import { createMllpServer, FS, frame, type MllpServer, VT } from '../../hl7/mllp';
+import { parseHl7 } from '../../hl7/parse';
+import { oversizeAck, processHl7 } from '../../hl7/process';
 import { renderTemplate } from '../../hl7/templates';
 import { waitUntil } from '../support/wait';
 
@@ -23,7 +23,7 @@ async function start(options: { maxFrameBytes?: number; idleTimeoutMs?: number }
       if (message.includes('THROW')) throw new Error('handler broke');
       return processHl7(message).ack.er7;
     },
-    tooLarge: (head) => processHl7(`${head}${'x'.repeat(300 * 1024)}`).ack.er7,
+    tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,
     onConnectionError: (reason) => closed.push(reason),
     ...options,
   });

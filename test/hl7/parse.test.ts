@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeEr7 } from '../../hl7/er7';
-import { decodeEscapes, DEFAULT_DELIMITERS, looksLikeHl7, MAX_MESSAGE_BYTES, NotHl7Error, parseHl7, UnreadableHl7Error } from '../../hl7/parse';
+import { DEFAULT_DELIMITERS, decodeEscapes, looksLikeHl7, MAX_MESSAGE_BYTES, NotHl7Error, parseHl7, UnreadableHl7Error } from '../../hl7/parse';
 
 const ADT = [
   'MSH|^~\\&|EHR|HOSP|SANDBOX|SYNTHETIC|20250101120000+0000||ADT^A01^ADT_A01|MSG00001|P|2.5.1',
@@ -15,7 +15,15 @@ describe('parseHl7 (node-hl7-client with a normalizing, decoding layer)', () => 
     const message = parseHl7(ADT.join('\r'));
     expect(message.segments.map((segment) => segment.name)).toEqual(['MSH', 'EVN', 'PID', 'PV1', 'ZPI']);
     const msh = message.header;
-    expect([msh.get(1), msh.get(2), msh.get(9, 1), msh.get(9, 2), msh.get(9, 3), msh.get(10), msh.get(12)]).toEqual(['|', '^~\\&', 'ADT', 'A01', 'ADT_A01', 'MSG00001', '2.5.1']);
+    expect([msh.get(1), msh.get(2), msh.get(9, 1), msh.get(9, 2), msh.get(9, 3), msh.get(10), msh.get(12)]).toEqual([
+      '|',
+      '^~\\&',
+      'ADT',
+      'A01',
+      'ADT_A01',
+      'MSG00001',
+      '2.5.1',
+    ]);
     const pid = message.segment('PID')!;
     expect(pid.field(3).repetitions).toHaveLength(2);
     expect(pid.field(3).repetitions[1]!.get(1)).toBe('SSN9');
@@ -36,7 +44,9 @@ describe('parseHl7 (node-hl7-client with a normalizing, decoding layer)', () => 
   });
 
   it('takes custom encoding characters from MSH-1 and MSH-2', () => {
-    const message = parseHl7('MSH#:*!@#EHR#HOSP#SANDBOX#SYNTHETIC#20250101##ADT:A01:ADT_A01#X2#P#2.4\rPID#1##M1:::H@1.2@ISO:MR*M2##Doe!S!Smith:Jane!T!Ann!F!!R!!E!');
+    const message = parseHl7(
+      'MSH#:*!@#EHR#HOSP#SANDBOX#SYNTHETIC#20250101##ADT:A01:ADT_A01#X2#P#2.4\rPID#1##M1:::H@1.2@ISO:MR*M2##Doe!S!Smith:Jane!T!Ann!F!!R!!E!',
+    );
     expect(message.delimiters).toMatchObject({ field: '#', component: ':', repetition: '*', escape: '!', subcomponent: '@' });
     expect(message.header.get(9, 2)).toBe('A01');
     const pid = message.segment('PID')!;
@@ -48,7 +58,9 @@ describe('parseHl7 (node-hl7-client with a normalizing, decoding layer)', () => 
   });
 
   it('decodes every escape sequence, including UTF-8 hex and formatting commands', () => {
-    const message = parseHl7('MSH|^~\\&|A|B|C|D|20250101||ORU^R01|1|P|2.5\rOBX|1|TX|x||Pipe\\F\\Hat\\S\\Tilde\\R\\Amp\\T\\Esc\\E\\ caf\\XC3A9\\ \\X41\\ one\\.br\\two \\H\\bold\\N\\ \\E\\F\\E\\');
+    const message = parseHl7(
+      'MSH|^~\\&|A|B|C|D|20250101||ORU^R01|1|P|2.5\rOBX|1|TX|x||Pipe\\F\\Hat\\S\\Tilde\\R\\Amp\\T\\Esc\\E\\ caf\\XC3A9\\ \\X41\\ one\\.br\\two \\H\\bold\\N\\ \\E\\F\\E\\',
+    );
     expect(message.segment('OBX')!.get(5)).toBe('Pipe|Hat^Tilde~Amp&Esc\\ café A one\ntwo bold \\F\\');
   });
 
@@ -62,11 +74,14 @@ describe('parseHl7 (node-hl7-client with a normalizing, decoding layer)', () => 
     expect(decodeEscapes(escapeEr7(value), DEFAULT_DELIMITERS)).toBe(value);
   });
 
-  it.each(['2.3', '2.3.1', '2.4', '2.5', '2.5.1', '2.6', '2.7', '2.7.1', '2.8'])('reads version %s, and the 2.7+ truncation character in MSH-2', (version) => {
-    const message = parseHl7(`MSH|^~\\&#|A|B|C|D|20250101||ADT^A01|1|P|${version}\rPID|1||M1^^^H&1.2&ISO`);
-    expect(message.header.get(12)).toBe(version);
-    expect(message.segment('PID')!.get(3, 4, 2)).toBe('1.2');
-  });
+  it.each(['2.3', '2.3.1', '2.4', '2.5', '2.5.1', '2.6', '2.7', '2.7.1', '2.8'])(
+    'reads version %s, and the 2.7+ truncation character in MSH-2',
+    (version) => {
+      const message = parseHl7(`MSH|^~\\&#|A|B|C|D|20250101||ADT^A01|1|P|${version}\rPID|1||M1^^^H&1.2&ISO`);
+      expect(message.header.get(12)).toBe(version);
+      expect(message.segment('PID')!.get(3, 4, 2)).toBe('1.2');
+    },
+  );
 
   it('reads a 256 KiB message', () => {
     const head = 'MSH|^~\\&|A|B|C|D|20250101||ORU^R01|BIG|P|2.5.1\rPID|1||M1||Doe^Jane\rOBR|1||F1|58410-2^CBC^LN\r';

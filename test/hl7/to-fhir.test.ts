@@ -1,4 +1,17 @@
-import type { Appointment, Bundle, ChargeItem, DiagnosticReport, DocumentReference, Encounter, FhirResource, Immunization, MedicationRequest, MessageHeader, Observation, Patient } from 'fhir/r4';
+import type {
+  Appointment,
+  Bundle,
+  ChargeItem,
+  DiagnosticReport,
+  DocumentReference,
+  Encounter,
+  FhirResource,
+  Immunization,
+  MedicationRequest,
+  MessageHeader,
+  Observation,
+  Patient,
+} from 'fhir/r4';
 import { describe, expect, it } from 'vitest';
 import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { loadFhirStore } from '../../fixtures/store';
@@ -16,7 +29,8 @@ function mapped(text: string): Bundle {
   return outcome.bundle;
 }
 const resources = (bundle: Bundle) => bundle.entry!.map((entry) => entry.resource!);
-const ofType = <T extends FhirResource>(bundle: Bundle, type: T['resourceType']) => resources(bundle).filter((resource) => resource.resourceType === type) as T[];
+const ofType = <T extends FhirResource>(bundle: Bundle, type: T['resourceType']) =>
+  resources(bundle).filter((resource) => resource.resourceType === type) as T[];
 
 /** Every reference inside a resource (`reference` strings, at any depth). */
 function referencesIn(value: unknown, found: string[] = []): string[] {
@@ -117,7 +131,13 @@ describe('segment maps', () => {
     expect(typeof numeric!.valueQuantity!.value).toBe('number');
     expect(numeric!.referenceRange![0]!.low!.value).toBeTypeOf('number');
     expect(numeric!.interpretation![0]!.coding![0]!.system).toBe('http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation');
-    expect(structured!.valueQuantity).toEqual({ value: 60, comparator: '>', unit: 'mL/min/1.73m2', system: 'http://unitsofmeasure.org', code: 'mL/min/{1.73_m2}' });
+    expect(structured!.valueQuantity).toEqual({
+      value: 60,
+      comparator: '>',
+      unit: 'mL/min/1.73m2',
+      system: 'http://unitsofmeasure.org',
+      code: 'mL/min/{1.73_m2}',
+    });
     expect(structured!.referenceRange![0]!.low!.value).toBe(60);
     // \T\ and \F\ in the message come out decoded.
     expect(text!.valueString).toBe('Specimen received & processed; results reviewed | released');
@@ -137,9 +157,13 @@ describe('segment maps', () => {
     ].join('\r');
     const bundle = mapped(text);
     const patient = ofType<Patient>(bundle, 'Patient')[0]!;
-    expect(patient.name![0]).toMatchObject({ family: "O^Brien", given: ['Ann&Marie'] });
+    expect(patient.name![0]).toMatchObject({ family: 'O^Brien', given: ['Ann&Marie'] });
     const [coded, string, ratio, range, numeric] = ofType<Observation>(bundle, 'Observation');
-    expect(coded!.valueCodeableConcept!.coding![0]).toEqual({ system: 'http://snomed.info/sct', code: '278149003', display: 'Blood group A Rh(D) positive' });
+    expect(coded!.valueCodeableConcept!.coding![0]).toEqual({
+      system: 'http://snomed.info/sct',
+      code: '278149003',
+      display: 'Blood group A Rh(D) positive',
+    });
     expect(string!.valueString).toBe('Hemolyzed \\ recollect\nnext');
     expect(ratio!.valueRatio).toEqual({ numerator: { value: 1 }, denominator: { value: 128 } });
     expect(range!.valueRange!.low).toMatchObject({ value: 150, code: 'mg/dL' });
@@ -149,7 +173,7 @@ describe('segment maps', () => {
     for (const resource of resources(bundle)) expect(fhirSchemaErrors(resource)).toEqual([]);
   });
 
-  it('works the same with custom delimiters, whose escapes mean that message\'s own separators', () => {
+  it("works the same with custom delimiters, whose escapes mean that message's own separators", () => {
     const standard = renderTemplate('oru-r01')!.er7;
     const swap: Record<string, string> = { '|': '!', '^': '`', '~': '*', '\\': '$', '&': '=' };
     for (const character of Object.values(swap)) expect(standard).not.toContain(character);
@@ -169,7 +193,9 @@ describe('segment maps', () => {
 
   it('SCH/AIS → Appointment (booked with start and end; cancelled)', () => {
     const booked = ofType<Appointment>(mapped(renderTemplate('siu-s12')!.er7), 'Appointment')[0]!;
-    const world = loadFhirStore().listForPatient('Appointment', 'syn-pat-0001').find((appointment) => (appointment as Appointment).status === 'booked') as Appointment;
+    const world = loadFhirStore()
+      .listForPatient('Appointment', 'syn-pat-0001')
+      .find((appointment) => (appointment as Appointment).status === 'booked') as Appointment;
     expect(booked).toMatchObject({ status: 'booked', start: world.start, end: world.end, minutesDuration: world.minutesDuration });
     expect(booked.participant.map((participant) => participant.actor?.type ?? 'Patient')).toEqual(['Patient', 'Practitioner', 'Location']);
     expect(ofType<Appointment>(mapped(renderTemplate('siu-s15')!.er7), 'Appointment')[0]!.status).toBe('cancelled');
@@ -188,7 +214,10 @@ describe('segment maps', () => {
     expect(immunization.vaccineCode.coding![0]!.system).toBe('http://hl7.org/fhir/sid/cvx');
     expect(immunization.route!.coding![0]!.code).toBe('IM');
     const prescription = ofType<MedicationRequest>(mapped(renderTemplate('rde-o11')!.er7), 'MedicationRequest')[0]!;
-    expect(prescription.medicationCodeableConcept!.coding![0]).toMatchObject({ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '860975' });
+    expect(prescription.medicationCodeableConcept!.coding![0]).toMatchObject({
+      system: 'http://www.nlm.nih.gov/research/umls/rxnorm',
+      code: '860975',
+    });
     expect(prescription.dispenseRequest).toMatchObject({ numberOfRepeatsAllowed: 3, quantity: { value: 90 } });
     const charge = ofType<ChargeItem>(mapped(renderTemplate('dft-p03')!.er7), 'ChargeItem')[0]!;
     expect(charge.status).toBe('billable');

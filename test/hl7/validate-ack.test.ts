@@ -67,7 +67,12 @@ describe('validation and ACKs', () => {
     const { outcome, msa, errs } = ackOf(text);
     expect(msa.get(1)).toBe(code);
     expect(msa.get(2)).toBe(parseHl7(text).header.get(10));
-    expect(errs.map((err) => [err.field(2).raw, err.get(3, 1), err.get(3, 3), err.get(4)])).toContainEqual([location, String(errorCode), 'HL70357', 'E']);
+    expect(errs.map((err) => [err.field(2).raw, err.get(3, 1), err.get(3, 3), err.get(4)])).toContainEqual([
+      location,
+      String(errorCode),
+      'HL70357',
+      'E',
+    ]);
     // The JSON form names the same problem.
     expect(outcome.ack.errors).toContainEqual(expect.objectContaining({ location, code: errorCode, severity: 'E' }));
     expect(outcome.ack.errors.find((error) => error.location === location)!.segment).toBe(location.split('^')[0]);
