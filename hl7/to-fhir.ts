@@ -743,7 +743,10 @@ export function mapToFhir(message: ParsedHl7, trigger: Hl7Trigger): MappedMessag
       } else context.focus.push(order);
     } else if (segment.name === 'OBX' && trigger.type !== 'MDM^T02') {
       const observation = bundle.add(`OBX|${segment.position}`, mapObservation(segment, obr, context));
-      if (report) report.result = [...(report.result ?? []), observation];
+      if (report) {
+        report.result ??= [];
+        report.result.push(observation);
+      }
     } else if (segment.name === 'RXE') {
       context.focus.push(bundle.add(`RXE|${segment.position}`, mapMedicationRequest(orc, segment, message.segment('RXR'), context)));
     } else if (segment.name === 'RXA') {
