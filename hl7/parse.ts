@@ -1,4 +1,4 @@
-import { type HL7Node, Message } from 'node-hl7-client';
+import { type HL7Node, Message, Segment } from 'node-hl7-client';
 
 /** The largest message the sandbox takes (issue 10): bigger ones are refused before parsing. */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
@@ -105,14 +105,21 @@ export class Hl7Segment {
     }
     const node = this.node.get(String(index));
     if (node.isEmpty()) return new Hl7Field([], '');
-    const repetitions = node
-      .toArray()
-      .map((repetition) => new Hl7Repetition(repetition.toArray().map((component) => subcomponentsOf(component, this.delimiters))));
-    return new Hl7Field(repetitions, node.toRaw());
+    const raw = node.toRaw();
+    const d = this.delimiters;
+    // Most fields hold one plain value: nothing to split, so the library's nodes below the field
+    // (one object per repetition, component and subcomponent) are only built where there is structure.
+    if (!raw.includes(d.repetition) && !raw.includes(d.component) && !raw.includes(d.subcomponent)) {
+      return new Hl7Field([new Hl7Repetition([[decodeEscapes(raw, d)]])], raw);
+    }
+    const repetitions = node.toArray().map((repetition) => new Hl7Repetition(repetition.toArray().map((component) => subcomponentsOf(component, d))));
+    return new Hl7Field(repetitions, raw);
   }
 }
 
 function subcomponentsOf(component: HL7Node, d: Delimiters): string[] {
+  const raw = component.toRaw();
+  if (!raw.includes(d.subcomponent)) return [decodeEscapes(raw, d)];
   const subcomponents = component.toArray();
   // The library leaves an empty component without children; it is one empty subcomponent.
   if (subcomponents.length === 0) return [''];
@@ -199,14 +206,21 @@ export function parseHl7(input: string): ParsedHl7 {
   if (!looksLikeHl7(input)) throw new NotHl7Error('The body is not an HL7 v2 message: it must start with an MSH segment (MSH|^~\\&|…)');
   const text = normalizeSegmentEnds(input.replace(/^[\uFEFF\s]+/, ''));
   const delimiters = readDelimiters(text);
-  let message: Message;
+  const lines = text.split('\r');
+  const second = lines.findIndex((line, index) => index > 0 && line.startsWith(`MSH${delimiters.field}`));
+  if (second !== -1) throw new UnreadableHl7Error(`Only one message per request: segment ${second + 1} starts a second one (batches are not supported)`);
+  // The library's Message refuses any text holding "MSH|" past its start (a field ending in MSH, say)
+  // as a batch, so it is given the encoding characters only, and each segment is parsed on its own
+  // as a Segment of that message, which is where the library reads its delimiters from.
+  let holder: Message;
   try {
-    message = new Message({ text });
+    holder = new Message({ text: `MSH${delimiters.field}${delimiters.encoding.slice(0, 4)}` });
   } catch (error) {
     throw new UnreadableHl7Error(`The message cannot be read: ${(error as Error).message}`);
   }
   const counts = new Map<string, number>();
-  const segments = message.toArray().map((node, index) => {
+  const segments = lines.map((line, index) => {
+    const node = new Segment(holder, line);
     const name = node.name;
     const sequence = (counts.get(name) ?? 0) + 1;
     counts.set(name, sequence);

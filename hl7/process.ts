@@ -29,7 +29,7 @@ export function oversizeAck(head: string, bytes: number, now: Date = new Date())
 
 /**
  * Parse, validate and map one message, and build its ACK. Never throws: anything unexpected while
- * mapping is answered AE with ERR code 207 (application internal error), as HL7 prescribes.
+ * checking or mapping is answered AE with ERR code 207 (application internal error), as HL7 prescribes.
  */
 export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
   const bytes = Buffer.byteLength(text, 'utf8');
@@ -45,20 +45,15 @@ export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
     return { kind: 'acknowledged', controlId: addressee.controlId, ack: buildAck('AR', addressee, [problem(100, detail)], now) };
   }
   const addressee = addresseeOf(message);
-  const { trigger, problems } = validateHl7(message);
-  const code = acknowledgmentCode(problems);
-  if (code !== 'AA' || !trigger)
-    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, ack: buildAck(code, addressee, problems, now) };
+  let checked: ReturnType<typeof validateHl7> | undefined;
   try {
-    const { bundle } = mapToFhir(message, trigger);
-    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, bundle, ack: buildAck('AA', addressee, [], now) };
+    checked = validateHl7(message);
+    const code = acknowledgmentCode(checked.problems);
+    if (code !== 'AA' || !checked.trigger) return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked.trigger, ack: buildAck(code, addressee, checked.problems, now) };
+    const { bundle } = mapToFhir(message, checked.trigger);
+    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked.trigger, bundle, ack: buildAck('AA', addressee, [], now) };
   } catch (error) {
-    const failure: Hl7Problem = {
-      code: 207,
-      location: { segment: 'MSH', sequence: 1 },
-      message: `The message could not be mapped to FHIR: ${(error as Error).message}`,
-      reject: false,
-    };
-    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger, ack: buildAck('AE', addressee, [failure], now) };
+    const failure: Hl7Problem = { code: 207, location: { segment: 'MSH', sequence: 1 }, message: `The message could not be processed: ${(error as Error).message}`, reject: false };
+    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked?.trigger, ack: buildAck('AE', addressee, [failure], now) };
   }
 }

@@ -100,6 +100,12 @@ describe('parseHl7 (node-hl7-client with a normalizing, decoding layer)', () => 
     expect(message.all('OBX').at(-1)!.get(5)).toBe(`13.${(index - 1) % 10}`);
   });
 
+  it('reads a value ending in MSH, which node-hl7-client alone takes for a second message', () => {
+    const message = parseHl7('MSH|^~\\&|A|FACMSH|C|D|20250101||ADT^A01|1|P|2.5\rPID|1||M1||Doe^Jane\rNTE|1||see MSH|x');
+    expect(message.header.get(4)).toBe('FACMSH');
+    expect(message.segment('NTE')!.get(3)).toBe('see MSH');
+  });
+
   it('refuses what is not HL7, and HL7 it cannot read', () => {
     for (const text of ['', 'hello', '{"message":"x"}', 'PID|1||x', 'MSH']) {
       expect(looksLikeHl7(text)).toBe(false);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseHl7 } from '../../hl7/parse';
 import { processHl7 } from '../../hl7/process';
-import { renderTemplate } from '../../hl7/templates';
+import { listTemplates, renderTemplate } from '../../hl7/templates';
 
 /** A template with one segment's field replaced: the way a sender's mistake looks. */
 function withField(templateIdOrText: string, segment: string, field: number, value: string): string {
@@ -122,5 +122,39 @@ describe('validation and ACKs', () => {
     const { msa, ack } = ackOf(withField('adt-a01', 'PID', 7, 'a\\T\\b'));
     expect(msa.get(1)).toBe('AE');
     expect(ack.segment('ERR')!.get(8)).toContain('"a&b"');
+  });
+});
+
+describe('robustness', () => {
+  /** A deterministic pseudo-random sequence, so a failure can be replayed. */
+  function random(seed: number) {
+    let state = seed;
+    return () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+  }
+
+  it('answers every mangled message with an ACK naming its control id, and never throws', () => {
+    const next = random(42);
+    const noise = ['|', '^', '~', '\\', '&', '\r', '\n', 'X', '9', '', '\\X41', '\\F', 'MSH|', '\u0000', 'é'];
+    let answered = 0;
+    for (const template of listTemplates()) {
+      for (let round = 0; round < 150; round++) {
+        const characters = [...template.er7];
+        for (let edit = 0; edit < 1 + Math.floor(next() * 6); edit++) {
+          const at = Math.floor(next() * characters.length);
+          const action = next();
+          if (action < 0.4) characters.splice(at, 1);
+          else if (action < 0.8) characters.splice(at, 0, noise[Math.floor(next() * noise.length)]!);
+          else characters.length = Math.max(3, at);
+        }
+        const outcome = processHl7(characters.join(''));
+        expect(['AA', 'AE', 'AR']).toContain(outcome.ack.code);
+        expect(parseHl7(outcome.ack.er7).segment('MSA')!.get(1)).toBe(outcome.ack.code);
+        answered++;
+      }
+    }
+    expect(answered).toBe(listTemplates().length * 150);
   });
 });
