@@ -78,9 +78,9 @@ describe('POST /v1/sandbox/hl7/inject', () => {
         const succeeded = (page?.body.data ?? []).filter((delivery: { id: string }) => ids.has(delivery.id));
         return succeeded.length === ids.size ? true : undefined;
       },
-      { what: 'every template delivery succeeded' },
+      { what: 'every template delivery succeeded', timeoutMs: 60_000 },
     );
-  });
+  }, 150_000);
 
   it('names a catalog event for every trigger', () => {
     for (const trigger of HL7_TRIGGERS) expect(findEvent(trigger.event), trigger.type).toBeDefined();
