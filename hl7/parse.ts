@@ -208,7 +208,8 @@ export function parseHl7(input: string): ParsedHl7 {
   const delimiters = readDelimiters(text);
   const lines = text.split('\r');
   const second = lines.findIndex((line, index) => index > 0 && line.startsWith(`MSH${delimiters.field}`));
-  if (second !== -1) throw new UnreadableHl7Error(`Only one message per request: segment ${second + 1} starts a second one (batches are not supported)`);
+  if (second !== -1)
+    throw new UnreadableHl7Error(`Only one message per request: segment ${second + 1} starts a second one (batches are not supported)`);
   // The library's Message refuses any text holding "MSH|" past its start (a field ending in MSH, say)
   // as a batch, so it is given the encoding characters only, and each segment is parsed on its own
   // as a Segment of that message, which is where the library reads its delimiters from.

@@ -45,15 +45,23 @@ export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
     return { kind: 'acknowledged', controlId: addressee.controlId, ack: buildAck('AR', addressee, [problem(100, detail)], now) };
   }
   const addressee = addresseeOf(message);
-  let checked: ReturnType<typeof validateHl7> | undefined;
+  const answer = (code: Hl7Ack['code'], problems: Hl7Problem[], trigger?: Hl7Trigger, bundle?: Bundle): Hl7Outcome => ({
+    kind: 'acknowledged',
+    controlId: addressee.controlId,
+    message,
+    trigger,
+    bundle,
+    ack: buildAck(code, addressee, problems, now),
+  });
+  let trigger: Hl7Trigger | undefined;
   try {
-    checked = validateHl7(message);
+    const checked = validateHl7(message);
+    trigger = checked.trigger;
     const code = acknowledgmentCode(checked.problems);
-    if (code !== 'AA' || !checked.trigger) return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked.trigger, ack: buildAck(code, addressee, checked.problems, now) };
-    const { bundle } = mapToFhir(message, checked.trigger);
-    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked.trigger, bundle, ack: buildAck('AA', addressee, [], now) };
+    if (code !== 'AA' || !trigger) return answer(code, checked.problems, trigger);
+    return answer('AA', [], trigger, mapToFhir(message, trigger).bundle);
   } catch (error) {
-    const failure: Hl7Problem = { code: 207, location: { segment: 'MSH', sequence: 1 }, message: `The message could not be processed: ${(error as Error).message}`, reject: false };
-    return { kind: 'acknowledged', controlId: addressee.controlId, message, trigger: checked?.trigger, ack: buildAck('AE', addressee, [failure], now) };
+    const detail = `The message could not be processed: ${(error as Error).message}`;
+    return answer('AE', [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: detail, reject: false }], trigger);
   }
 }
