@@ -223,8 +223,6 @@ function checkStructure(message: ParsedHl7, trigger: Hl7Trigger, check: Checker)
   for (const name of trigger.requiredSegments) {
     if (!message.segment(name)) check.add(100, { segment: name }, `${trigger.type} requires a ${name} segment`);
   }
-  if (message.segment('MSH', 2))
-    check.add(100, { segment: 'MSH', sequence: 2 }, 'Only one message per request: a second MSH segment was found (batches are not supported)');
   const firstObr = message.segment('OBR')?.position;
   const firstObx = message.all('OBX')[0];
   if (trigger.type === 'ORU^R01' && firstObr !== undefined && firstObx && firstObx.position < firstObr) {
