@@ -120,9 +120,10 @@ function answersInEr7(req: Request, sentEr7: boolean): boolean {
   return preferred !== false && preferred !== 'application/json';
 }
 
-function ackMembers(ack: Hl7Ack) {
-  const { ack: summary, errors } = ackJson(ack);
-  return { ack: summary, hl7_errors: errors };
+/** A problem that carries the HL7 ACK: `ack`, and one error per ERR (its location as `path`). */
+function ackProblem(status: number, code: string, detail: string, hl7Ack: Hl7Ack): ApiProblem {
+  const { ack, errors } = ackJson(hl7Ack);
+  return new ApiProblem(status, code, detail, { errors: errors.map((error) => ({ path: error.location, ...error })), members: { ack } });
 }
 
 /** HL7 v2: templates from the synthetic world, the inject, and the HL7 identities MLLP routes by. */
@@ -237,24 +238,17 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
         const outcome = processHl7(body.message);
-        if (outcome.kind === 'too_large') throw new ApiProblem(413, 'hl7_message_too_large', outcome.detail, { members: ackMembers(outcome.ack) });
-        if (outcome.kind === 'not_hl7') throw new ApiProblem(400, 'not_hl7', outcome.detail, { members: ackMembers(outcome.ack) });
+        if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
+        if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
         if (!isAccepted(outcome)) {
           if (inEr7) {
             res.status(422).type(ER7).send(outcome.ack.er7);
             return RESPONDED;
           }
-          const { ack, errors } = ackJson(outcome.ack);
-          const what = ack.code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)';
-          throw new ApiProblem(
-            422,
-            ack.code === 'AR' ? 'hl7_rejected' : 'hl7_invalid',
-            `The message was ${what}: ${errors.map((error) => `${error.location} ${error.message}`).join('; ')}`,
-            {
-              errors: errors.map((error) => ({ path: error.location, ...error })),
-              members: { ack },
-            },
-          );
+          const { code } = outcome.ack;
+          const summary = outcome.ack.errors.map((error) => `${error.location} ${error.message}`).join('; ');
+          const detail = `The message was ${code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)'}: ${summary}`;
+          throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, outcome.ack);
         }
         const msh = outcome.message!.header;
         const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, msh.get(5), msh.get(6));
