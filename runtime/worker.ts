@@ -9,7 +9,7 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 let runtimeInstalled = false;
 
 /** The SDK's own logs are noisy at INFO; ours go through pino. Installed once per process. */
-function installQuietRuntime(): void {
+export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;

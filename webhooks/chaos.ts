@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ChaosMode } from '../drizzle/vocabulary';
 
 /**
  * The chaos profile (CONVENTIONS.md): transient 503, slow and rate-limit modes, each with a
@@ -7,35 +8,34 @@ import { z } from 'zod';
 const firstN = z.number().int().min(0).max(100).meta({ description: 'Affect attempts 1..N of every delivery (0: off)' });
 const rate = z.number().min(0).max(1).meta({ description: 'Probability (0..1) of affecting any other attempt (0: off)' });
 
-export const chaosProfileSchema = z
-  .object({
-    transient_503: z
-      .object({ first_n_attempts: firstN, rate })
-      .strict()
-      .meta({ description: 'The attempt fails as if the receiver answered 503; the receiver is not called' }),
-    slow: z
-      .object({
-        first_n_attempts: firstN,
-        rate,
-        delay_ms: z
-          .number()
-          .int()
-          .min(0)
-          .max(60_000)
-          .meta({ description: 'Added before the request is sent; past the 15 s timeout the attempt times out' }),
-      })
-      .strict()
-      .meta({ description: 'The request is signed, then held for delay_ms before it is sent' }),
-    rate_limit: z
-      .object({ first_n_attempts: firstN, rate, retry_after_seconds: z.number().int().min(0).max(3_600) })
-      .strict()
-      .meta({ description: 'The attempt fails as if the receiver answered 429 with this Retry-After; the receiver is not called' }),
-  })
-  .strict()
-  .meta({ id: 'ChaosProfile' });
+// One entry per chaos mode of the vocabulary: `satisfies` refuses a missing or an extra one.
+const modeSchemas = {
+  transient_503: z
+    .object({ first_n_attempts: firstN, rate })
+    .strict()
+    .meta({ description: 'The attempt fails as if the receiver answered 503; the receiver is not called' }),
+  slow: z
+    .object({
+      first_n_attempts: firstN,
+      rate,
+      delay_ms: z
+        .number()
+        .int()
+        .min(0)
+        .max(60_000)
+        .meta({ description: 'Added before the request is sent; past the 15 s timeout the attempt times out' }),
+    })
+    .strict()
+    .meta({ description: 'The request is signed, then held for delay_ms before it is sent' }),
+  rate_limit: z
+    .object({ first_n_attempts: firstN, rate, retry_after_seconds: z.number().int().min(0).max(3_600) })
+    .strict()
+    .meta({ description: 'The attempt fails as if the receiver answered 429 with this Retry-After; the receiver is not called' }),
+} satisfies Record<ChaosMode, z.ZodType>;
+
+export const chaosProfileSchema = z.object(modeSchemas).strict().meta({ id: 'ChaosProfile' });
 
 export type ChaosProfile = z.infer<typeof chaosProfileSchema>;
-export type ChaosMode = keyof ChaosProfile;
 
 export const DEFAULT_CHAOS_PROFILE: ChaosProfile = {
   transient_503: { first_n_attempts: 0, rate: 0 },

@@ -42,62 +42,73 @@ function shutdownSteps(output: string): string[] {
     .map((entry) => entry.msg.slice('stopped '.length));
 }
 
+// Each start bundles the workflows and starts a Temporal dev server: tens of seconds on a busy 2-core machine.
+const WHOLE_SERVICE_TIMEOUT_MS = 120_000;
+
 describe('npm start (embedded database)', () => {
-  it('prints a working demo key and every URL, keeps the key across restarts, and stops cleanly on SIGTERM', async () => {
-    const dataDir = join(scratch, 'all-in-one');
-    const first = await startAllInOne({ DATA_DIR: dataDir });
-    const output = first.running.output();
-    expect(output).toContain('API reference');
-    expect(output).toContain(`${first.baseUrl}/docs`);
-    expect(output).toContain(`${first.baseUrl}/.well-known/smart-configuration`);
-    expect(output).toContain(`embedded PGlite in ${join(dataDir, 'pglite')}`);
-    expect(output).toMatch(/self-check passed in \d+ ms/);
-    expect(output).toContain(`curl -H "Authorization: Bearer ${first.demoKey}" ${first.baseUrl}/v1/connections`);
+  it(
+    'prints a working demo key and every URL, keeps the key across restarts, and stops cleanly on SIGTERM',
+    async () => {
+      const dataDir = join(scratch, 'all-in-one');
+      const first = await startAllInOne({ DATA_DIR: dataDir });
+      const output = first.running.output();
+      expect(output).toContain('API reference');
+      expect(output).toContain(`${first.baseUrl}/docs`);
+      expect(output).toContain(`${first.baseUrl}/.well-known/smart-configuration`);
+      expect(output).toContain(`embedded PGlite in ${join(dataDir, 'pglite')}`);
+      expect(output).toMatch(/self-check passed in \d+ ms/);
+      expect(output).toContain(`curl -H "Authorization: Bearer ${first.demoKey}" ${first.baseUrl}/v1/connections`);
 
-    const listed = await call(first.baseUrl, '/v1/connections', { key: first.demoKey });
-    expect(listed.status).toBe(200);
-    expect(listed.body).toEqual({ data: [], next_cursor: null });
-    const refused = await call(first.baseUrl, '/v1/connections');
-    expect(refused.status).toBe(401);
-    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    await call(first.baseUrl, '/v1/connections', { key: first.demoKey, method: 'POST', body: { name: 'kept across restarts' } });
-    const signingKeys = (await call(first.baseUrl, '/.well-known/jwks.json')).body.keys;
-    expect(signingKeys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) })]);
+      const listed = await call(first.baseUrl, '/v1/connections', { key: first.demoKey });
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual({ data: [], next_cursor: null });
+      const refused = await call(first.baseUrl, '/v1/connections');
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      await call(first.baseUrl, '/v1/connections', { key: first.demoKey, method: 'POST', body: { name: 'kept across restarts' } });
+      const signingKeys = (await call(first.baseUrl, '/.well-known/jwks.json')).body.keys;
+      expect(signingKeys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) })]);
 
-    // The demo organization's webhooks go to the relay receiver, which verifies them.
-    const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
-    expect(triggered.status).toBe(202);
-    const relayed = await waitUntil(
-      async () =>
-        (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id),
-      { what: 'the mock event reaching the relay receiver' },
-    );
-    expect(relayed.verified).toBe(true);
+      // The demo organization's webhooks go to the relay receiver, which verifies them.
+      const triggered = await call(first.baseUrl, '/v1/webhooks/trigger-mock-event', { key: first.demoKey, method: 'POST' });
+      expect(triggered.status).toBe(202);
+      const relayed = await waitUntil(
+        async () =>
+          (await call(first.relayUrl, '/deliveries')).body.data.find((record: { delivery_id: string }) => record.delivery_id === triggered.body.id),
+        { what: 'the mock event reaching the relay receiver' },
+      );
+      expect(relayed.verified).toBe(true);
 
-    expect(await first.running.stop('SIGTERM')).toBe(0);
-    expect(shutdownSteps(first.running.output())).toEqual(['API', 'worker', 'relay receiver', 'Temporal client', 'database']);
+      expect(await first.running.stop('SIGTERM')).toBe(0);
+      expect(shutdownSteps(first.running.output())).toEqual(['API', 'worker', 'relay receiver', 'Temporal client', 'database']);
 
-    const second = await startAllInOne({ DATA_DIR: dataDir });
-    try {
-      expect(second.demoKey).toBe(first.demoKey);
-      const afterRestart = await call(second.baseUrl, '/v1/connections', { key: second.demoKey });
-      expect(afterRestart.body.data.map((connection: { name: string }) => connection.name)).toEqual(['kept across restarts']);
-      expect((await call(second.baseUrl, '/.well-known/jwks.json')).body.keys).toEqual(signingKeys);
-    } finally {
-      expect(await second.running.stop('SIGINT')).toBe(0);
-    }
-  });
+      const second = await startAllInOne({ DATA_DIR: dataDir });
+      try {
+        expect(second.demoKey).toBe(first.demoKey);
+        const afterRestart = await call(second.baseUrl, '/v1/connections', { key: second.demoKey });
+        expect(afterRestart.body.data.map((connection: { name: string }) => connection.name)).toEqual(['kept across restarts']);
+        expect((await call(second.baseUrl, '/.well-known/jwks.json')).body.keys).toEqual(signingKeys);
+      } finally {
+        expect(await second.running.stop('SIGINT')).toBe(0);
+      }
+    },
+    WHOLE_SERVICE_TIMEOUT_MS,
+  );
 
-  it('uses DEMO_API_KEY when it is set', async () => {
-    const fixedKey = generateApiKey();
-    const started = await startAllInOne({ DATA_DIR: join(scratch, 'fixed-key'), DEMO_API_KEY: fixedKey });
-    try {
-      expect(started.demoKey).toBe(fixedKey);
-      expect((await call(started.baseUrl, '/v1/settings/webhook', { key: fixedKey })).status).toBe(200);
-    } finally {
-      await started.running.stop();
-    }
-  });
+  it(
+    'uses DEMO_API_KEY when it is set',
+    async () => {
+      const fixedKey = generateApiKey();
+      const started = await startAllInOne({ DATA_DIR: join(scratch, 'fixed-key'), DEMO_API_KEY: fixedKey });
+      try {
+        expect(started.demoKey).toBe(fixedKey);
+        expect((await call(started.baseUrl, '/v1/settings/webhook', { key: fixedKey })).status).toBe(200);
+      } finally {
+        await started.running.stop();
+      }
+    },
+    WHOLE_SERVICE_TIMEOUT_MS,
+  );
 });
 
 describe('npm run start:api and start:worker (production shape)', () => {

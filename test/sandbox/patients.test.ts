@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fhirSchemaErrors } from '../support/fhir-schema';
+import { type FhirJson, pageThrough } from '../support/paging';
 import { startTestService, type TestService } from '../support/service';
 
 let service: TestService;
@@ -10,27 +11,9 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-type Resource = { resourceType: string; id: string; [field: string]: unknown };
-
-/** Follows next_cursor to the end; returns every item and how many pages it took. */
-async function pageThrough(path: string, apiKey = key): Promise<{ items: Resource[]; pages: number }> {
-  const items: Resource[] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  do {
-    const separator = path.includes('?') ? '&' : '?';
-    const response = await service.call(cursor ? `${path}${separator}cursor=${cursor}` : path, { key: apiKey });
-    expect(response.status, `${path} ${response.body?.detail ?? ''}`).toBe(200);
-    items.push(...response.body.data);
-    cursor = response.body.next_cursor;
-    pages += 1;
-  } while (cursor);
-  return { items, pages };
-}
-
 describe('GET /v1/patients', () => {
   it('pages through at least 100 synthetic patients by id, each tagged synthetic', async () => {
-    const { items, pages } = await pageThrough('/v1/patients?limit=30');
+    const { items, pages } = await pageThrough(service, key, '/v1/patients?limit=30');
     expect(items.length).toBeGreaterThanOrEqual(100);
     expect(pages).toBe(Math.ceil(items.length / 30));
     const ids = items.map((patient) => patient.id);
@@ -50,27 +33,27 @@ describe('GET /v1/patients', () => {
     const first = (await service.call('/v1/patients/syn-pat-0001', { key })).body;
     const { family, given } = first.name[0];
     const byName = await service.call(`/v1/patients?name=${encodeURIComponent(`${given[0].slice(0, 3).toUpperCase()} ${family}`)}`, { key });
-    expect(byName.body.data.map((patient: Resource) => patient.id)).toContain('syn-pat-0001');
+    expect(byName.body.data.map((patient: FhirJson) => patient.id)).toContain('syn-pat-0001');
     expect(byName.body.data.every((patient: { name: { family: string }[] }) => patient.name[0]!.family === family)).toBe(true);
 
     const byBirthDate = await service.call(`/v1/patients?birthdate=${first.birthDate}`, { key });
-    expect(byBirthDate.body.data.map((patient: Resource) => patient.id)).toContain('syn-pat-0001');
+    expect(byBirthDate.body.data.map((patient: FhirJson) => patient.id)).toContain('syn-pat-0001');
     expect(byBirthDate.body.data.every((patient: { birthDate: string }) => patient.birthDate === first.birthDate)).toBe(true);
 
-    const seniors = (await pageThrough('/v1/patients?birthdate=lt1961-01-01&gender=female')).items as unknown as {
+    const seniors = (await pageThrough(service, key, '/v1/patients?birthdate=lt1961-01-01&gender=female')).items as unknown as {
       birthDate: string;
       gender: string;
     }[];
     expect(seniors.length).toBeGreaterThan(0);
     expect(seniors.every((patient) => patient.birthDate < '1961-01-01' && patient.gender === 'female')).toBe(true);
-    const bornIn1958 = (await pageThrough('/v1/patients?birthdate=1958')).items as unknown as { id: string; birthDate: string }[];
+    const bornIn1958 = (await pageThrough(service, key, '/v1/patients?birthdate=1958')).items as unknown as { id: string; birthDate: string }[];
     expect(bornIn1958.map((patient) => patient.id)).toContain('syn-pat-0001');
     expect(bornIn1958.every((patient) => patient.birthDate.startsWith('1958'))).toBe(true);
 
     const mrn = first.identifier[0];
     for (const identifier of [mrn.value, `${mrn.system}|${mrn.value}`]) {
       const found = await service.call(`/v1/patients?identifier=${encodeURIComponent(identifier)}`, { key });
-      expect(found.body.data.map((patient: Resource) => patient.id)).toEqual(['syn-pat-0001']);
+      expect(found.body.data.map((patient: FhirJson) => patient.id)).toEqual(['syn-pat-0001']);
     }
     expect((await service.call('/v1/patients?identifier=MRN0000000', { key })).body).toEqual({ data: [], next_cursor: null });
   });
@@ -105,9 +88,9 @@ describe('the README walkthrough', () => {
       birthDate: '1958-12-12',
     });
     expect(patient.data[0].identifier[0].value).toBe('MRN1007919');
-    expect((await service.call('/v1/patients?name=pet%20rue', { key })).body.data.map((found: Resource) => found.id)).toEqual(['syn-pat-0001']);
+    expect((await service.call('/v1/patients?name=pet%20rue', { key })).body.data.map((found: FhirJson) => found.id)).toEqual(['syn-pat-0001']);
 
-    const observations = (await pageThrough('/v1/sandbox/resources/Observation?patient=syn-pat-0001')).items as unknown as {
+    const observations = (await pageThrough(service, key, '/v1/sandbox/resources/Observation?patient=syn-pat-0001')).items as unknown as {
       code: { coding: { code: string }[] };
       effectiveDateTime: string;
       valueQuantity: { value: number };
@@ -131,59 +114,5 @@ describe('the README walkthrough', () => {
       (response: { use: string }) => response.use === 'preauthorization',
     );
     expect(authorization).toMatchObject({ disposition: 'Approved', insurer: { reference: 'Organization/syn-payer-silverharbor' } });
-  });
-});
-
-describe('GET /v1/sandbox/resources/{type}', () => {
-  it('serves every resource of every type, each valid FHIR R4', async () => {
-    const catalogTypes = service.fhirStore.supportedTypes;
-    let total = 0;
-    for (const type of catalogTypes) {
-      const { items } = await pageThrough(`/v1/sandbox/resources/${type}?limit=200`);
-      expect(items.length, type).toBe(service.fhirStore.list(type).length);
-      const invalid = items.map((resource) => ({ id: resource.id, errors: fhirSchemaErrors(resource) })).filter((result) => result.errors.length > 0);
-      expect(invalid, type).toEqual([]);
-      expect(items.every((resource) => resource.resourceType === type)).toBe(true);
-      total += items.length;
-    }
-    expect(total).toBeGreaterThan(3_000);
-  });
-
-  it('filters by patient, with or without the Patient/ prefix, and reads one resource', async () => {
-    const observations = await pageThrough('/v1/sandbox/resources/Observation?patient=syn-pat-0001');
-    expect(observations.items.length).toBeGreaterThan(5);
-    expect(observations.items.every((observation) => (observation.subject as { reference: string }).reference === 'Patient/syn-pat-0001')).toBe(true);
-    const prefixed = await pageThrough('/v1/sandbox/resources/Observation?patient=Patient/syn-pat-0001');
-    expect(prefixed.items).toEqual(observations.items);
-    const coverage = await service.call('/v1/sandbox/resources/Coverage?patient=syn-pat-0001', { key });
-    expect(coverage.body.data).toHaveLength(1);
-
-    const first = observations.items[0]!;
-    const read = await service.call(`/v1/sandbox/resources/Observation/${first.id}`, { key });
-    expect(read.body).toEqual(first);
-  });
-
-  it('answers 404 naming the supported types for an unknown type, and 404 for an unknown id or patient', async () => {
-    const unknownType = await service.call('/v1/sandbox/resources/Spaceship', { key });
-    expect(unknownType.status).toBe(404);
-    expect(unknownType.body.code).toBe('unknown_resource_type');
-    for (const type of ['Patient', 'Observation', 'Claim', 'ExplanationOfBenefit']) expect(unknownType.body.detail).toContain(type);
-    const wrongCase = await service.call('/v1/sandbox/resources/observation', { key });
-    expect(wrongCase.body.detail).toContain('Did you mean Observation?');
-    expect((await service.call('/v1/sandbox/resources/Spaceship/x', { key })).body.code).toBe('unknown_resource_type');
-
-    const unknownId = await service.call('/v1/sandbox/resources/Claim/syn-clm-9999-001', { key });
-    expect(unknownId.status).toBe(404);
-    expect(unknownId.body.detail).toContain('syn-clm-9999-001');
-    const unknownPatient = await service.call('/v1/sandbox/resources/Observation?patient=syn-pat-9999', { key });
-    expect(unknownPatient.status).toBe(404);
-  });
-
-  it('refuses a patient filter on shared resources with a clear 422', async () => {
-    const response = await service.call('/v1/sandbox/resources/Practitioner?patient=syn-pat-0001', { key });
-    expect(response.status).toBe(422);
-    expect(response.body.errors).toEqual([
-      { path: 'query.patient', message: 'Practitioner resources are shared by all patients; drop the patient filter' },
-    ]);
   });
 });

@@ -10,6 +10,7 @@ import { ensureTemporalCli } from '../../runtime/temporal-cli';
 import { WORKFLOWS_PATH } from '../../runtime/worker';
 import { freePort } from './ports';
 import { createScratchDatabase } from './scratch-database';
+import { ensureTimeSkippingServer, startTimeSkippingServer } from './time-skipping-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +18,8 @@ declare module 'vitest' {
     databaseUrl: string;
     adminDatabaseUrl: string;
     workflowBundlePath: string;
+    timeSkippingAddress: string;
+    timeSkippingNamespace: string;
   }
 }
 
@@ -24,14 +27,16 @@ declare module 'vitest' {
 export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
- * Starts the run's shared parts: a headless in-memory Temporal dev server, a fresh Postgres
- * database with every migration applied, and the workflow bundle every test worker loads.
+ * Starts the run's shared parts: a headless in-memory Temporal dev server, a time-skipping Temporal
+ * server for workflows that wait for days, a fresh Postgres database with every migration applied,
+ * and the workflow bundle every test worker loads.
  */
 export default async function setup(project: TestProject) {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { pretty: false });
   const scratch = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
 
   const [cliPath, port] = await Promise.all([ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH), freePort()]);
+  const timeSkipping = await startTimeSkippingServer(ensureTimeSkippingServer((message) => logger.warn(message)));
   const server = await startDevServer(
     { cliPath, port, uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
     logger,
@@ -52,9 +57,11 @@ export default async function setup(project: TestProject) {
   project.provide('databaseUrl', database.url);
   project.provide('adminDatabaseUrl', ADMIN_DATABASE_URL);
   project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('timeSkippingAddress', timeSkipping.address);
+  project.provide('timeSkippingNamespace', timeSkipping.namespace);
 
   return async () => {
-    await server.stop();
+    await Promise.all([server.stop(), timeSkipping.stop()]);
     await database.drop();
     rmSync(scratch, { recursive: true, force: true });
   };

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type GrantOptions,
+  grantableScopes,
+  isWithin,
+  needsPatientChoice,
+  parseResourceScope,
+  permission,
+  withLaunchContext,
+} from '../../smart/scopes';
+
+const options: GrantOptions = {
+  resourceTypes: ['Patient', 'Observation', 'Condition'],
+  canFilter: (type, filter) => type === 'Observation' && filter.every(([name]) => name === 'category'),
+  registered: null,
+  launchKind: 'standalone',
+};
+
+describe('SMART scopes', () => {
+  it('reads v1 and v2 resource scopes, with a v2 granular filter', () => {
+    expect(parseResourceScope('patient/Observation.read')).toMatchObject({
+      context: 'patient',
+      resourceType: 'Observation',
+      read: true,
+      search: true,
+      syntax: 'v1',
+    });
+    expect(parseResourceScope('patient/Observation.rs?category=laboratory')).toMatchObject({
+      read: true,
+      search: true,
+      filter: [['category', 'laboratory']],
+      syntax: 'v2',
+    });
+    expect(parseResourceScope('patient/Observation.write')).toMatchObject({ read: false, search: false });
+    expect(parseResourceScope('launch/patient')).toBeNull();
+  });
+
+  it('grants only patient-level reads of served types, filters it can evaluate, and launch only for EHR launches', () => {
+    const granted = grantableScopes(
+      'launch openid fhirUser patient/Observation.rs?category=laboratory patient/Condition.rs patient/Claim.rs user/Patient.rs patient/Patient.c patient/Condition.rs?code=E11 unknown',
+      options,
+    );
+    expect(granted).toEqual(['openid', 'fhirUser', 'patient/Observation.rs?category=laboratory', 'patient/Condition.rs']);
+    expect(grantableScopes('launch patient/Patient.rs', { ...options, launchKind: 'ehr' })).toEqual(['launch', 'patient/Patient.rs']);
+  });
+
+  it('never grants beyond what the client registered', () => {
+    const registered = { ...options, registered: 'openid patient/Observation.rs' };
+    expect(grantableScopes('openid fhirUser patient/Observation.rs?category=laboratory patient/Condition.rs', registered)).toEqual([
+      'openid',
+      'patient/Observation.rs?category=laboratory',
+    ]);
+  });
+
+  it('settles launch context scopes once the context is known', () => {
+    const scopes = ['launch/patient', 'launch/encounter', 'openid'];
+    expect(withLaunchContext(scopes, { patientId: 'syn-pat-0001', encounterId: null })).toEqual(['launch/patient', 'openid']);
+    expect(needsPatientChoice(['openid'])).toBe(false);
+    expect(needsPatientChoice(['patient/Observation.rs'])).toBe(true);
+  });
+
+  it('allows a narrower scope at refresh, never a wider one', () => {
+    const granted = ['openid', 'patient/Observation.rs'];
+    expect(isWithin(['patient/Observation.rs?category=laboratory'], granted)).toBe(true);
+    expect(isWithin(['patient/Condition.rs'], granted)).toBe(false);
+  });
+
+  it('answers what a token may read: nothing, everything, or what matches its filters', () => {
+    expect(permission('patient/Observation.rs', 'Condition', 'read')).toEqual({ allowed: false });
+    expect(permission('patient/*.rs', 'Condition', 'search')).toEqual({ allowed: true, filters: 'all' });
+    expect(permission('patient/Observation.rs?category=laboratory patient/Observation.rs?category=vital-signs', 'Observation', 'search')).toEqual({
+      allowed: true,
+      filters: [[['category', 'laboratory']], [['category', 'vital-signs']]],
+    });
+  });
+});

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter, type Workflow } from '@temporalio/common';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities';
+import type { Database } from '../../platform/database';
+import { createLogger } from '../../platform/logger';
+import { ensureSearchAttributes } from '../../runtime/temporal';
+import { installQuietRuntime } from '../../runtime/worker';
+
+/**
+ * Workflows that wait for hours or days, run in seconds, on the run's time-skipping server
+ * (./time-skipping-server.ts; the Temporal server's own time skipping fast-forwards a workflow's
+ * timers whenever it has no work in flight). Activities, the database and receivers stay real.
+ */
+
+export interface TimeSkippingEnvironment {
+  client: Client;
+  taskQueue: string;
+  /** Starts a workflow whose timers are skipped: its clock runs ahead whenever it only waits. */
+  start<W extends Workflow>(workflow: W, options: { workflowId: string; args: Parameters<W> }): Promise<WorkflowHandle<W>>;
+  stop(): Promise<void>;
+}
+
+/** A client and a worker (the real activities, on `db`) on the run's shared time-skipping server. */
+export async function timeSkippingEnvironment(db: Database): Promise<TimeSkippingEnvironment> {
+  const address = inject('timeSkippingAddress');
+  const namespace = inject('timeSkippingNamespace');
+  const taskQueue = `time-skipping-${randomUUID()}`;
+  const connection = await Connection.connect({ address });
+  await ensureSearchAttributes(connection, namespace, createLogger('warn', { pretty: false }));
+  const client = new Client({ connection, namespace });
+  installQuietRuntime();
+  const workerConnection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities: createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000 }),
+  });
+  const running = worker.run();
+
+  return {
+    client,
+    taskQueue,
+    async start(workflow, options) {
+      // The SDK's start has no option for time skipping yet, so the request is made directly.
+      await connection.workflowService.startWorkflowExecution({
+        namespace,
+        workflowId: options.workflowId,
+        workflowType: { name: workflow.name },
+        taskQueue: { name: taskQueue },
+        input: { payloads: options.args.map((arg) => defaultPayloadConverter.toPayload(arg)) },
+        identity: 'time-skipping test',
+        requestId: randomUUID(),
+        timeSkippingConfig: { enabled: true },
+      });
+      return client.workflow.getHandle(options.workflowId);
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await workerConnection.close();
+      await connection.close();
+    },
+  };
+}
