@@ -138,7 +138,9 @@ describe('POST /v1/sandbox/hl7/inject', () => {
     const notHl7 = await inject({ message: 'Hello, this is a letter, not a message.' });
     expect(notHl7.status).toBe(400);
     expect(notHl7.body).toMatchObject({ code: 'not_hl7', ack: { code: 'AR' } });
-    expect(notHl7.body.errors).toEqual([expect.objectContaining({ path: 'MSH^1', code: 100, message: expect.stringContaining('not an HL7 v2 message') })]);
+    expect(notHl7.body.errors).toEqual([
+      expect.objectContaining({ path: 'MSH^1', code: 100, message: expect.stringContaining('not an HL7 v2 message') }),
+    ]);
     expect((await inject('{"resourceType":"Patient"}', { 'content-type': 'text/plain' })).status).toBe(400);
     const big = `${renderTemplate('oru-r01')!.er7}\rNTE|1||${'x'.repeat(256 * 1024)}`;
     const tooLarge = await inject(big, { 'content-type': ER7 });
