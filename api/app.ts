@@ -12,6 +12,7 @@ import { createTokenService } from '../smart/tokens';
 import type { ResolveHost } from '../webhooks/targets';
 import { fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
+import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
 import { docsRouter } from './http/docs';
@@ -64,6 +65,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
+    ...hl7Routes({ ...deps, workflows }),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];
@@ -72,6 +74,8 @@ export function createApp(deps: ApiDependencies): Express {
   app.disable('x-powered-by');
   app.use(requestContext(deps.logger));
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
+  app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
   app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version })));
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.

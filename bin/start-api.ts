@@ -4,6 +4,8 @@ import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { VERSION } from '../platform/version';
+import { createWorkflowClient } from '../platform/workflow-client';
+import { startMllpListener } from '../runtime/mllp';
 import { listen, stopOnSignal } from '../runtime/services';
 import { connectTemporal } from '../runtime/temporal';
 import { runMain } from './run-main';
@@ -18,10 +20,15 @@ runMain(async () => {
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
+  const workflows = createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE);
+  const mllp = await startMllpListener({ config, db: database.db, workflows, logger });
   stopOnSignal(logger, [
+    ...(mllp ? [{ name: 'HL7 MLLP listener', run: mllp.close }] : []),
     { name: 'API', run: server.close },
     { name: 'Temporal client', run: () => temporal.connection.close() },
     { name: 'database', run: database.close },
   ]);
-  logger.info(`API ${VERSION} listening on ${config.HOST}:${server.port}, Temporal ${temporalAddress}, ${database.location}`);
+  logger.info(
+    `API ${VERSION} listening on ${config.HOST}:${server.port}, Temporal ${temporalAddress}, ${database.location}; HL7 MLLP ${mllp ? `on port ${mllp.port}` : 'off'}`,
+  );
 });

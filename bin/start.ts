@@ -6,7 +6,9 @@ import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ensureDemoOrganization, webhookSecretsOf } from '../platform/organizations';
 import { VERSION } from '../platform/version';
+import { createWorkflowClient } from '../platform/workflow-client';
 import { createRelayReceiver } from '../relay-receiver/app';
+import { startMllpListener } from '../runtime/mllp';
 import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
 import { startWorker } from '../runtime/worker';
@@ -40,8 +42,15 @@ runMain(async () => {
   const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
   const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
+  const mllp = await startMllpListener({
+    config,
+    db: database.db,
+    workflows: createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE),
+    logger,
+  });
 
   stopOnSignal(logger, [
+    ...(mllp ? [{ name: 'HL7 MLLP listener', run: mllp.close }] : []),
     { name: 'API', run: server.close },
     { name: 'worker', run: worker.stop },
     { name: 'relay receiver', run: relayServer.close },
@@ -62,6 +71,7 @@ runMain(async () => {
     `  Temporal Web UI  ${temporalEndpoint.uiUrl ?? `(external Temporal at ${temporalEndpoint.address})`}`,
     `  Database         ${database.kind === 'pglite' ? `embedded PGlite in ${database.location}` : `Postgres ${database.location}`}`,
     `  Worker           task queue "${config.TEMPORAL_TASK_QUEUE}"; self-check ${selfCheck}`,
+    `  HL7 v2 MLLP      ${mllp ? `localhost:${mllp.port}   (templates: ${base}/v1/sandbox/hl7/templates)` : 'off (HL7_MLLP_PORT=off)'}`,
     `  Relay receiver   ${relayUrl}   (the demo organization's webhook URL${config.RELAY_FORWARD_URL ? `; forwards to ${config.RELAY_FORWARD_URL}` : ''})`,
     '',
     `  Demo API key     ${demoKey}`,

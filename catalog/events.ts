@@ -1,4 +1,4 @@
-import type { AuditEvent, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
+import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
@@ -108,6 +108,30 @@ const deliveryExhausted = (): AuditEvent => ({
   source: { observer: { display: 'Synthetic Healthcare Sandbox webhook engine' } },
 });
 
+/**
+ * A posted charge for the walkthrough patient's first visit, read off her first professional claim's
+ * first line (the world keeps claims, not the charges behind them).
+ */
+function chargeOfFirstVisit(store: FhirStore): ChargeItem {
+  const claim = store.listForPatient('Claim', SHOWCASE_PATIENT).find((candidate) => (candidate as Claim).use === 'claim') as Claim | undefined;
+  const line = claim?.item?.[0];
+  if (!claim || !line) throw new Error('The fixtures hold no claim for the walkthrough patient; regenerate them with npm run fixtures');
+  return {
+    resourceType: 'ChargeItem',
+    id: 'syn-chg-0001-001',
+    meta: SYNTHETIC_META,
+    status: 'billable',
+    code: line.productOrService,
+    subject: claim.patient,
+    ...(line.encounter?.[0] ? { context: line.encounter[0] } : {}),
+    ...(line.servicedDate ? { occurrenceDateTime: line.servicedDate } : {}),
+    ...(line.quantity ? { quantity: line.quantity } : {}),
+    ...(line.net ? { priceOverride: line.net } : {}),
+  };
+}
+
+const showcasePatient = (store: FhirStore) => structuredClone(store.read('Patient', SHOWCASE_PATIENT)!);
+
 const definitions: EventDefinition[] = [
   {
     name: 'adt.patient.admitted',
@@ -177,6 +201,30 @@ const definitions: EventDefinition[] = [
     sampleResource: fromWorld('Appointment', (appointment) => appointment.status === 'cancelled'),
   },
   {
+    name: 'adt.patient.updated',
+    domain: 'adt',
+    description: "A patient's registration was updated (ADT^A08).",
+    sampleResource: showcasePatient,
+  },
+  {
+    name: 'adt.person.added',
+    domain: 'adt',
+    description: 'A person was added to the master patient index without a visit (ADT^A28).',
+    sampleResource: showcasePatient,
+  },
+  {
+    name: 'adt.person.updated',
+    domain: 'adt',
+    description: "A person's master patient index record was updated without a visit (ADT^A31).",
+    sampleResource: showcasePatient,
+  },
+  {
+    name: 'adt.patient.merged',
+    domain: 'adt',
+    description: 'Two records of one patient were merged; the surviving record is sent (ADT^A40).',
+    sampleResource: showcasePatient,
+  },
+  {
     name: 'documents.document.available',
     domain: 'documents',
     description: 'A clinical document became available (MDM^T02).',
@@ -190,6 +238,12 @@ const definitions: EventDefinition[] = [
       'MedicationRequest',
       (prescription) => ofShowcase(prescription) && codeOf(prescription.medicationCodeableConcept) === '860975',
     ),
+  },
+  {
+    name: 'medications.immunization.recorded',
+    domain: 'medications',
+    description: 'A vaccine administration was recorded (VXU^V04).',
+    sampleResource: fromWorld('Immunization', ofShowcase),
   },
   {
     name: 'eligibility.check.completed',
@@ -232,6 +286,12 @@ const definitions: EventDefinition[] = [
     domain: 'claims',
     description: 'The payer adjudicated a claim (835 line detail).',
     sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim'),
+  },
+  {
+    name: 'claims.charge.posted',
+    domain: 'claims',
+    description: 'A charge was posted to a patient account (DFT^P03).',
+    sampleResource: chargeOfFirstVisit,
   },
   {
     name: 'remittance.payment.issued',

@@ -48,6 +48,28 @@ export const connections = pgTable(
   (table) => [index('connections_organization_id_idx').on(table.organizationId, table.id)],
 );
 
+/**
+ * A connection's HL7 identity: the receiving application and facility (MSH-5, MSH-6) a sender
+ * names to reach it. MLLP has no API key, so this is how a message finds its organization and
+ * connection; it is unique across organizations.
+ */
+export const hl7Identities = pgTable(
+  'hl7_identities',
+  {
+    connectionId: text('connection_id')
+      .primaryKey()
+      .references(() => connections.id, { onDelete: 'cascade' }),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    receivingApplication: text('receiving_application').notNull(),
+    receivingFacility: text('receiving_facility').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [uniqueIndex('hl7_identities_receiver_idx').on(table.receivingApplication, table.receivingFacility)],
+);
+
 export type Organization = typeof organizations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type Connection = typeof connections.$inferSelect;
@@ -91,6 +113,8 @@ export const deliveries = pgTable(
     environment: text('environment').notNull(),
     status: text('status', { enum: DELIVERY_STATUSES }).notNull(),
     envelopeBody: text('envelope_body').notNull(),
+    /** MSH-10 of the HL7 v2 message this delivery carries, when it came from an HL7 inject. */
+    hl7ControlId: text('hl7_control_id'),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

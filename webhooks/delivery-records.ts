@@ -13,6 +13,8 @@ export interface NewDelivery {
   environment: string;
   envelopeBody: string;
   createdAt: string;
+  /** MSH-10 of the HL7 v2 message the delivery carries (HL7 inject only). */
+  hl7ControlId?: string | null;
 }
 
 /**

@@ -50,9 +50,26 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: str
         ...(route.query ? { query: route.query } : {}),
         ...(createsWork(route) ? { header: idempotencyHeader } : {}),
       },
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              ...(route.textBody ? { description: route.textBody.description } : {}),
+              content: {
+                'application/json': { schema: route.body },
+                ...Object.fromEntries((route.textBody?.contentTypes ?? []).map((type) => [type, { schema: { type: 'string' as const } }])),
+              },
+            },
+          }
+        : {}),
       responses: {
-        [String(route.success.status)]: { description: route.success.description, content: { 'application/json': { schema: route.success.schema } } },
+        [String(route.success.status)]: {
+          description: route.success.description,
+          content: {
+            'application/json': { schema: route.success.schema },
+            ...Object.fromEntries((route.alsoResponds ?? []).map((type) => [type, { schema: { type: 'string' as const } }])),
+          },
+        },
         ...Object.fromEntries(
           errorStatuses.map((status) => [
             String(status),

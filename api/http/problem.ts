@@ -39,7 +39,12 @@ export class ApiProblem extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly extra: { errors?: { path: string; message: string }[]; headers?: Record<string, string> } = {},
+    readonly extra: {
+      errors?: { path: string; message: string }[];
+      headers?: Record<string, string>;
+      /** Further members of the problem body (RFC 9457 extension members), e.g. an HL7 ACK. */
+      members?: Record<string, unknown>;
+    } = {},
   ) {
     super(detail);
   }
@@ -54,6 +59,7 @@ export class ApiProblem extends Error {
       ...(instance ? { instance } : {}),
       ...(requestId ? { request_id: requestId } : {}),
       ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+      ...this.extra.members,
     };
   }
 }

@@ -40,7 +40,14 @@ export interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A plain-text body accepted beside the JSON one (HL7 v2 ER7): sent with one of these content
+   * types, it reaches the handler as the JSON body `{ [field]: <text> }`.
+   */
+  textBody?: { contentTypes: readonly string[]; field: string; description: string };
   success: { status: 200 | 201 | 202; description: string; schema: R };
+  /** Extra media types the success response may come in (the handler then sends it itself). */
+  alsoResponds?: readonly string[];
   /** Problem statuses this operation can answer besides the ones every route can (401, 429, 500). */
   errors?: number[];
   /**
@@ -48,8 +55,11 @@ export interface RouteDefinition<
    * shown once is left out, so it is never stored with the key.
    */
   replayed?: (response: z.input<R>) => z.input<R>;
-  handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R>>;
+  handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R> | typeof RESPONDED>;
 }
+
+/** What a handler returns when it has sent the response itself (a body that is not JSON). */
+export const RESPONDED: unique symbol = Symbol('responded');
 
 // biome-ignore lint/suspicious/noExplicitAny: routes are stored together, so their individual schema types are erased here
 export type AnyRoute = RouteDefinition<any, any, any, any, any>;
@@ -86,8 +96,9 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
     router[route.method](expressPath(route.path), ...before, async (req: Request, res: Response) => {
       const params = parseOrThrow('path', route.params, req.params);
       const query = parseOrThrow('query', route.query, req.query);
-      const body = route.body ? parseBody(route.body, req) : undefined;
+      const body = route.body ? parseBody(route, req) : undefined;
       const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
+      if (result === RESPONDED) return;
       if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
       res.status(route.success.status).json(result);
     });
@@ -102,8 +113,14 @@ function parseOrThrow(where: 'path' | 'query', schema: z.ZodType | undefined, va
   return parsed.data;
 }
 
-function parseBody(schema: z.ZodType, req: Request): unknown {
+function parseBody(route: AnyRoute, req: Request): unknown {
+  const schema: z.ZodType = route.body;
   const hasContent = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasContent && route.textBody && req.is([...route.textBody.contentTypes])) {
+    const parsed = schema.safeParse({ [route.textBody.field]: typeof req.body === 'string' ? req.body : '' });
+    if (!parsed.success) throw validationProblem('body', parsed.error);
+    return parsed.data;
+  }
   if (hasContent && !req.is(['application/json', 'application/*+json'])) {
     throw new ApiProblem(
       415,

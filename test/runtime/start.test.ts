@@ -17,6 +17,7 @@ async function startAllInOne(env: Record<string, string | undefined>) {
   const running = runEntryPoint('bin/start.ts', [], {
     PORT: '0',
     RELAY_PORT: '0',
+    HL7_MLLP_PORT: 'off',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     DATABASE_URL: undefined,
@@ -129,6 +130,7 @@ describe('npm run start:api and start:worker (production shape)', () => {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: taskQueue,
       PORT: '0',
+      HL7_MLLP_PORT: 'off',
       HOST: '127.0.0.1',
       NODE_ENV: 'production',
     };

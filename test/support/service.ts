@@ -132,7 +132,16 @@ export async function call(baseUrl: string, path: string, options: CallOptions =
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
-  const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
+  const method = options.method ?? 'GET';
+  let response: Response;
+  try {
+    response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  } catch (error) {
+    // A test that keeps this process busy past the server's keep-alive timeout leaves fetch a pooled
+    // socket the server has just closed; a read is safe to send again on a fresh one.
+    if (method !== 'GET' || (error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error;
+    response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  }
   const text = await response.text();
   const contentType = response.headers.get('content-type') ?? '';
   return { status: response.status, headers: response.headers, body: contentType.includes('json') && text ? JSON.parse(text) : text };

@@ -1,0 +1,330 @@
+import { and, eq } from 'drizzle-orm';
+import type { Request } from 'express';
+import { z } from 'zod';
+import { connections, hl7Identities } from '../../drizzle/schema';
+import type { FhirStore } from '../../fixtures/store';
+import { ackJson, type Hl7Ack } from '../../hl7/ack';
+import { deliverHl7, findRecipientByIdentity, type Hl7Recipient, isAccepted } from '../../hl7/inject';
+import { processHl7 } from '../../hl7/process';
+import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
+import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import { type WorkflowClient, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
+import { attemptsOf, findDelivery } from '../../webhooks/delivery-records';
+import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
+import { ApiProblem, notFound } from '../http/problem';
+import { defineRoute, RESPONDED } from '../http/route';
+import { deliverySchema, presentDelivery } from '../webhooks/delivery-presenter';
+
+/** The media types an ER7 (pipe-and-hat) body may come in; the first is the one the sandbox answers with. */
+export const ER7_MEDIA_TYPES = ['x-application/hl7-v2+er7', 'application/hl7-v2', 'text/plain'] as const;
+const ER7 = ER7_MEDIA_TYPES[0];
+
+const templateSchema = z
+  .object({
+    id: z.string().meta({ example: 'adt-a01' }),
+    message_type: z.string().meta({ example: 'ADT^A01^ADT_A01', description: 'MSH-9 as the template sends it' }),
+    version: z.string().meta({ example: '2.5.1' }),
+    description: z.string(),
+    event: z.string().meta({ example: 'adt.patient.admitted', description: 'The catalog event the message is delivered under' }),
+    patient_id: z.string().meta({ example: 'syn-pat-0001' }),
+    er7: z.string().meta({ description: 'The message in ER7, segments separated by carriage returns' }),
+  })
+  .meta({ id: 'Hl7Template' });
+
+const patientQuery = z
+  .string()
+  .regex(/^[A-Za-z0-9\-.]{1,64}$/, 'patient must be a synthetic patient id, e.g. syn-pat-0002')
+  .optional()
+  .meta({ description: 'Fill the template from this synthetic patient (default syn-pat-0001)' });
+
+const ackErrorSchema = z
+  .object({
+    path: z.string().meta({ description: 'ERR-2, e.g. PID^1^7^1^1', example: 'PID^1^8^1^1' }),
+    location: z.string(),
+    segment: z.string().meta({ example: 'PID' }),
+    sequence: z.number().int().optional(),
+    field: z.number().int().optional(),
+    repetition: z.number().int().optional(),
+    component: z.number().int().optional(),
+    code: z.number().int().meta({ description: 'HL7 table 0357', example: 103 }),
+    code_text: z.string().meta({ example: 'Table value not found' }),
+    severity: z.literal('E'),
+    message: z.string(),
+  })
+  .meta({ id: 'Hl7AckError' });
+
+const ackSchema = z
+  .object({
+    code: z.enum(['AA', 'AE', 'AR']).meta({ description: 'MSA-1' }),
+    message_control_id: z.string().meta({ description: 'MSA-2: the MSH-10 of the message acknowledged' }),
+    ack_control_id: z.string().meta({ description: "The ACK's own MSH-10" }),
+    er7: z.string().meta({ description: 'The ACK in ER7' }),
+  })
+  .meta({ id: 'Hl7Ack' });
+
+const injectBodySchema = z
+  .object({
+    message: z
+      .string()
+      .min(1, 'message must hold the HL7 v2 message in ER7')
+      .meta({ description: 'The HL7 v2 message in ER7 (segments separated by \\r, \\n or \\r\\n)' }),
+    connection_id: z.string().min(1).optional().meta({
+      description:
+        "Deliver for this connection (its URL and secret when it has them); else the connection whose HL7 identity MSH-5/MSH-6 name, else the organization's default",
+    }),
+  })
+  .strict()
+  .meta({ id: 'Hl7Inject' });
+
+const injectResultSchema = z.object({ ack: ackSchema, errors: z.array(ackErrorSchema), delivery: deliverySchema }).meta({ id: 'Hl7InjectResult' });
+
+const identityBodySchema = z
+  .object({
+    receiving_application: z
+      .string()
+      .regex(/^[A-Za-z0-9 _.-]{1,180}$/, 'letters, digits, spaces, _ . - (up to 180)')
+      .meta({ example: 'ACME-LAB' }),
+    receiving_facility: z
+      .string()
+      .regex(/^[A-Za-z0-9 _.-]{1,180}$/, 'letters, digits, spaces, _ . - (up to 180)')
+      .meta({ example: 'NORTH' }),
+  })
+  .strict()
+  .meta({ id: 'Hl7IdentityInput' });
+
+const identitySchema = z
+  .object({
+    connection_id: z.string(),
+    receiving_application: z.string().meta({ description: 'What senders put in MSH-5' }),
+    receiving_facility: z.string().meta({ description: 'What senders put in MSH-6' }),
+    mllp_port: z.number().int().nullable().meta({ description: 'The MLLP listener port (HL7_MLLP_PORT); null when it is off' }),
+  })
+  .meta({ id: 'Hl7Identity' });
+
+const connectionParams = z.object({ connection_id: z.string().meta({ description: 'A `conn_` id' }) });
+
+interface Hl7RouteDependencies {
+  db: Database;
+  config: Config;
+  workflows: WorkflowClient;
+  fhirStore: FhirStore;
+}
+
+/** ER7 in, ER7 out, unless `Accept` prefers JSON; JSON in, JSON out, unless `Accept` prefers ER7. */
+function answersInEr7(req: Request, sentEr7: boolean): boolean {
+  const accept = req.headers.accept?.trim();
+  if (!accept || accept === '*/*') return sentEr7;
+  const offered = sentEr7 ? [...ER7_MEDIA_TYPES, 'application/json'] : ['application/json', ...ER7_MEDIA_TYPES];
+  const preferred = req.accepts(offered);
+  return preferred !== false && preferred !== 'application/json';
+}
+
+/** A problem that carries the HL7 ACK: `ack`, and one error per ERR (its location as `path`). */
+function ackProblem(status: number, code: string, detail: string, hl7Ack: Hl7Ack): ApiProblem {
+  const { ack, errors } = ackJson(hl7Ack);
+  return new ApiProblem(status, code, detail, { errors: errors.map((error) => ({ path: error.location, ...error })), members: { ack } });
+}
+
+/** HL7 v2: templates from the synthetic world, the inject, and the HL7 identities MLLP routes by. */
+export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependencies) {
+  const render = (id: string, patient: string | undefined) => {
+    try {
+      return renderTemplate(id, patient, fhirStore);
+    } catch (error) {
+      if (error instanceof UnknownPatientError)
+        throw new ApiProblem(404, 'not_found', `No synthetic patient with id ${patient} exists; GET /v1/patients lists them.`);
+      throw error;
+    }
+  };
+
+  async function recipientFor(
+    organizationId: string,
+    connectionId: string | undefined,
+    application: string,
+    facility: string,
+  ): Promise<Hl7Recipient> {
+    if (connectionId) {
+      const [connection] = await db
+        .select({ environment: connections.environment })
+        .from(connections)
+        .where(and(eq(connections.organizationId, organizationId), eq(connections.id, connectionId)));
+      if (!connection) throw notFound('connection', connectionId);
+      return { organizationId, connectionId, environment: connection.environment };
+    }
+    const named = await findRecipientByIdentity(db, application, facility);
+    if (named?.organizationId === organizationId) return named;
+    return { organizationId, connectionId: null, environment: 'sandbox' };
+  }
+
+  async function identityOf(organizationId: string, connectionId: string) {
+    const [identity] = await db
+      .select()
+      .from(hl7Identities)
+      .where(and(eq(hl7Identities.organizationId, organizationId), eq(hl7Identities.connectionId, connectionId)));
+    return identity;
+  }
+  const presentIdentity = (identity: { connectionId: string; receivingApplication: string; receivingFacility: string }) => ({
+    connection_id: identity.connectionId,
+    receiving_application: identity.receivingApplication,
+    receiving_facility: identity.receivingFacility,
+    mllp_port: config.HL7_MLLP_PORT,
+  });
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/sandbox/hl7/templates',
+      operationId: 'listHl7Templates',
+      summary: 'List HL7 v2 message templates, filled from a synthetic patient',
+      description: 'One template per message type the inject takes, each an ER7 message ready to send, with the catalog event it becomes.',
+      tag: 'HL7 v2',
+      auth: 'api_key',
+      query: pageQuerySchema.extend({ patient: patientQuery }).strict(),
+      success: { status: 200, description: 'A page of templates, by id', schema: pageSchema(templateSchema) },
+      errors: [400, 404, 422],
+      handler: async ({ query }) => {
+        const templates = listTemplates(query.patient, fhirStore).sort((a, b) => (a.id < b.id ? -1 : 1));
+        return pageOfSorted(templates, query);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sandbox/hl7/templates/{template_id}',
+      operationId: 'getHl7Template',
+      summary: 'Read one HL7 v2 template, filled from a synthetic patient',
+      tag: 'HL7 v2',
+      auth: 'api_key',
+      params: z.object({ template_id: z.string().meta({ example: 'oru-r01' }) }),
+      query: z.object({ patient: patientQuery }).strict(),
+      success: { status: 200, description: 'The template', schema: templateSchema },
+      alsoResponds: [ER7],
+      errors: [404, 422],
+      handler: async ({ params, query, req, res }) => {
+        const template = render(params.template_id, query.patient);
+        if (!template)
+          throw new ApiProblem(404, 'not_found', `No HL7 template with id ${params.template_id}; GET /v1/sandbox/hl7/templates lists them.`);
+        if (answersInEr7(req, false)) {
+          res.status(200).type(ER7).send(template.er7);
+          return RESPONDED;
+        }
+        return template;
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/sandbox/hl7/inject',
+      operationId: 'injectHl7Message',
+      summary: 'Send an HL7 v2 message: validated, acknowledged, mapped to FHIR R4 and delivered as a webhook',
+      description:
+        'Parses the message (encoding characters from MSH-1/MSH-2, escapes, repetitions, \\r/\\n/\\r\\n segment ends, v2.3 to 2.8, up to 256 KiB), checks it and answers ' +
+        'with an HL7 ACK: AA (202) with the delivery that carries its FHIR R4 Bundle under the catalog event of its trigger; AE or AR (422, a problem body with the ACK and one error per problem, ' +
+        'each with its ERR-2 location and table 0357 code). The ACK comes as ER7 when the message was sent as ER7 (or `Accept` asks for it), else as JSON. ' +
+        'Not HL7 at all: 400. Over 256 KiB: 413.',
+      tag: 'HL7 v2',
+      auth: 'api_key',
+      query: z.object({ connection_id: z.string().min(1).optional().meta({ description: 'For raw ER7 bodies: deliver for this connection' }) }),
+      body: injectBodySchema,
+      textBody: {
+        contentTypes: ER7_MEDIA_TYPES,
+        field: 'message',
+        description:
+          'JSON `{ message, connection_id? }`, or the message itself in ER7 (`x-application/hl7-v2+er7`, `application/hl7-v2` or `text/plain`)',
+      },
+      success: { status: 202, description: 'AA: accepted, mapped, and its delivery workflow started', schema: injectResultSchema },
+      alsoResponds: [ER7],
+      errors: [400, 404, 413, 415, 422, 503],
+      handler: async ({ auth, query, body, req, res }) => {
+        const sentEr7 = typeof req.body === 'string';
+        const inEr7 = answersInEr7(req, sentEr7);
+        const outcome = processHl7(body.message);
+        if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
+        if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
+        if (!isAccepted(outcome)) {
+          if (inEr7) {
+            res.status(422).type(ER7).send(outcome.ack.er7);
+            return RESPONDED;
+          }
+          const { code } = outcome.ack;
+          const summary = outcome.ack.errors.map((error) => `${error.location} ${error.message}`).join('; ');
+          const detail = `The message was ${code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)'}: ${summary}`;
+          throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, outcome.ack);
+        }
+        const msh = outcome.message!.header;
+        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, msh.get(5), msh.get(6));
+        let deliveryId: string;
+        try {
+          deliveryId = await deliverHl7({ db, workflows, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }, recipient, outcome);
+        } catch (error) {
+          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
+          throw new ApiProblem(
+            503,
+            'workflow_engine_unavailable',
+            `The delivery could not be started (${error.message}); nothing was sent. Retry shortly.`,
+          );
+        }
+        const delivery = (await findDelivery(db, auth.organizationId, deliveryId))!;
+        const url = `/v1/webhooks/deliveries/${deliveryId}`;
+        res.setHeader('Location', url);
+        if (inEr7) {
+          res.status(202).type(ER7).send(outcome.ack.er7);
+          return RESPONDED;
+        }
+        return { ...ackJson(outcome.ack), errors: [], delivery: presentDelivery(delivery, (await attemptsOf(db, [deliveryId])).get(deliveryId)!) };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/v1/sandbox/hl7/identities/{connection_id}',
+      operationId: 'setHl7Identity',
+      summary: "Set a connection's HL7 identity: the MSH-5/MSH-6 that route MLLP messages to it",
+      description:
+        'MLLP carries no API key: a message sent to the MLLP listener is delivered for the connection whose identity its MSH-5 (receiving application) and MSH-6 (receiving facility) name, ' +
+        'and answered AR when none does. An identity belongs to one connection across all organizations.',
+      tag: 'HL7 v2',
+      auth: 'api_key',
+      params: connectionParams,
+      body: identityBodySchema,
+      success: { status: 200, description: 'The identity', schema: identitySchema },
+      errors: [404, 409, 415, 422],
+      handler: async ({ auth, params, body }) => {
+        const [connection] = await db
+          .select({ id: connections.id })
+          .from(connections)
+          .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, params.connection_id)));
+        if (!connection) throw notFound('connection', params.connection_id);
+        const taken = await findRecipientByIdentity(db, body.receiving_application, body.receiving_facility);
+        if (taken && taken.connectionId !== params.connection_id) {
+          throw new ApiProblem(
+            409,
+            'hl7_identity_taken',
+            `Another connection already has the HL7 identity ${body.receiving_application}/${body.receiving_facility}; choose another.`,
+          );
+        }
+        const values = { receivingApplication: body.receiving_application, receivingFacility: body.receiving_facility, updatedAt: new Date() };
+        await db
+          .insert(hl7Identities)
+          .values({ connectionId: params.connection_id, organizationId: auth.organizationId, ...values })
+          .onConflictDoUpdate({ target: hl7Identities.connectionId, set: values });
+        return presentIdentity((await identityOf(auth.organizationId, params.connection_id))!);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sandbox/hl7/identities/{connection_id}',
+      operationId: 'getHl7Identity',
+      summary: "Read a connection's HL7 identity",
+      tag: 'HL7 v2',
+      auth: 'api_key',
+      params: connectionParams,
+      success: { status: 200, description: 'The identity', schema: identitySchema },
+      errors: [404],
+      handler: async ({ auth, params }) => {
+        const identity = await identityOf(auth.organizationId, params.connection_id);
+        if (!identity)
+          throw new ApiProblem(404, 'not_found', `Connection ${params.connection_id} has no HL7 identity (or does not exist in your organization).`);
+        return presentIdentity(identity);
+      },
+    }),
+  ];
+}

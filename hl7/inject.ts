@@ -1,0 +1,105 @@
+import { and, eq } from 'drizzle-orm';
+import { connections, hl7Identities } from '../drizzle/schema';
+import { asFhirJson } from '../fhir/resource-json';
+import type { Database } from '../platform/database';
+import { newId } from '../platform/ids';
+import type { WorkflowClient } from '../platform/workflow-client';
+import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
+import type { WebhookEnvelope } from '../webhooks/envelope';
+import { deliverySearchAttributes, deliveryWorkflowId } from '../workflows/delivery/contract';
+import { deliveryWorkflow } from '../workflows/delivery/workflow';
+import { addresseeOf, buildAck } from './ack';
+import { type Hl7Outcome, processHl7 } from './process';
+
+/**
+ * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
+ * the trigger's catalog event, sent by the delivery workflow (signed, retried, replayable), with the
+ * control id (MSH-10) recorded on the delivery. The HTTP inject and the MLLP listener both use this.
+ */
+
+export interface Hl7DeliveryDependencies {
+  db: Database;
+  workflows: WorkflowClient;
+  retryScheduleMs: number[];
+}
+
+/** Who a message is delivered for. */
+export interface Hl7Recipient {
+  organizationId: string;
+  connectionId: string | null;
+  environment: string;
+}
+
+type Accepted = Extract<Hl7Outcome, { kind: 'acknowledged' }> & { bundle: NonNullable<Extract<Hl7Outcome, { kind: 'acknowledged' }>['bundle']> };
+
+export function isAccepted(outcome: Hl7Outcome): outcome is Accepted {
+  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundle !== undefined;
+}
+
+/** Starts the delivery workflow for an accepted message and records the delivery; returns its id. */
+export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
+  const envelope: WebhookEnvelope = {
+    id: newId('evt'),
+    event: outcome.trigger!.event,
+    connection_id: recipient.connectionId,
+    environment: recipient.environment,
+    occurred_at: new Date().toISOString(),
+    resource: asFhirJson(outcome.bundle),
+  };
+  const newDelivery: NewDelivery = {
+    id: newId('dlv'),
+    organizationId: recipient.organizationId,
+    connectionId: recipient.connectionId,
+    scenarioId: null,
+    event: envelope.event,
+    environment: recipient.environment,
+    envelopeBody: JSON.stringify(envelope),
+    createdAt: new Date().toISOString(),
+    hl7ControlId: outcome.controlId,
+  };
+  // The workflow first, the row second (as the mock trigger does): a crash in between cannot leave a delivery without its workflow.
+  await deps.workflows.start(deliveryWorkflow, {
+    workflowId: deliveryWorkflowId(newDelivery.id),
+    args: [{ deliveryId: newDelivery.id, retryScheduleMs: deps.retryScheduleMs, newDelivery }],
+    searchAttributes: deliverySearchAttributes({ ...newDelivery, status: 'pending' }),
+  });
+  await recordNewDelivery(deps.db, newDelivery);
+  return newDelivery.id;
+}
+
+/** The connection (of any organization) whose HL7 identity is this receiving application and facility. */
+export async function findRecipientByIdentity(db: Database, application: string, facility: string): Promise<Hl7Recipient | undefined> {
+  const [row] = await db
+    .select({ organizationId: hl7Identities.organizationId, connectionId: hl7Identities.connectionId, environment: connections.environment })
+    .from(hl7Identities)
+    .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
+    .where(and(eq(hl7Identities.receivingApplication, application), eq(hl7Identities.receivingFacility, facility)));
+  return row;
+}
+
+/**
+ * The MLLP listener's handler: the same pipeline as the HTTP inject. MLLP carries no API key, so
+ * the message's MSH-5/MSH-6 must name a connection's HL7 identity; otherwise the answer is AR.
+ */
+export function mllpHandler(deps: Hl7DeliveryDependencies & { onError?: (error: unknown) => void }): (text: string) => Promise<string> {
+  return async (text) => {
+    const outcome = processHl7(text);
+    if (!isAccepted(outcome) || !outcome.message) return outcome.ack.er7;
+    const addressee = addresseeOf(outcome.message);
+    const msh = outcome.message.header;
+    const [application, facility] = [msh.get(5), msh.get(6)];
+    const recipient = await findRecipientByIdentity(deps.db, application, facility);
+    if (!recipient) {
+      const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
+      return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
+    }
+    try {
+      const deliveryId = await deliverHl7(deps, recipient, outcome);
+      return buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
+    } catch (error) {
+      deps.onError?.(error);
+      const message = 'The message was valid but could not be queued for delivery; send it again shortly';
+      return buildAck('AE', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: false }]).er7;
+    }
+  };
+}
