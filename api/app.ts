@@ -52,7 +52,7 @@ export interface ApiDependencies {
  * not /v1 (SMART discovery, OAuth, FHIR R4), and the shared middleware around them (api/http/).
  */
 export function createApp(deps: ApiDependencies): Express {
-  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE);
+  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
   const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from './retry-schedule';
 import { API_KEY_PATTERN } from './secrets';
 
+/** How long an API call to Temporal may take (TEMPORAL_CALL_TIMEOUT_MS): a restart must not hang requests. */
+export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
+
 /**
  * Every setting the service reads, validated once at start-up. The README's configuration table
  * mirrors the descriptions here.
@@ -52,6 +55,7 @@ const environmentSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
