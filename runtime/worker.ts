@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -24,6 +25,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** The DNS lookup for webhook targets; tests hand in their own, production uses the system's. */
   resolveHost?: ResolveHost;
+  /** Where activities report housekeeping (retention counts). */
+  logger?: Logger;
 }
 
 export interface RunningWorker {
@@ -47,6 +50,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       resolveHost: options.resolveHost,
+      logger: options.logger,
     }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
