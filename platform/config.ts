@@ -34,6 +34,9 @@ const retrySchedule = z
 
 const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
 
+/** The ignored project folder for tools fetched at run time (the Temporal CLI). */
+export const DEFAULT_TOOLS_DIR = '.tools';
+
 const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test'], { message: 'expected development, production or test' }).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -53,6 +56,8 @@ const environmentSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('sandbox'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_CLI_DOWNLOAD_URL: httpUrl.optional(),
+  TOOLS_DIR: z.string().min(1).default(DEFAULT_TOOLS_DIR),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),

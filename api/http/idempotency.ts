@@ -115,7 +115,15 @@ export function idempotency(db: Database): RequestHandler {
     res.locals.idempotency = claim;
 
     recordBeforeSending(res, async (status, contentType, body) => {
-      serving.delete(servingKey);
+      // Still served here until the answer is stored: a concurrent retry must not take the claim meanwhile.
+      try {
+        await recordAnswer(status, contentType, body);
+      } finally {
+        serving.delete(servingKey);
+      }
+    });
+
+    async function recordAnswer(status: number, contentType: string, body: string) {
       if (status >= 500 && reservation === null) {
         await db.delete(idempotencyKeys).where(thisKey);
       } else if (status >= 500) {
@@ -134,7 +142,7 @@ export function idempotency(db: Database): RequestHandler {
           })
           .where(thisKey);
       }
-    });
+    }
     next();
   };
 }
