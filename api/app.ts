@@ -23,6 +23,7 @@ import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
 import { perKeyRateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { type AnyRoute, mountRoutes } from './http/route';
+import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
@@ -68,6 +69,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...sandboxCatalogRoutes(deps),
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),
+    ...credentialingRoutes(deps),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];
