@@ -40,7 +40,15 @@ runMain(async () => {
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
   const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
+  const app = createApp({
+    config,
+    db: database.db,
+    listen: database.listen,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore: loadFhirStore(),
+  });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
   const mllp = await startMllpListener({
     config,

@@ -34,6 +34,7 @@ function mountedRoutes(): MountedRoute[] {
   const app = createApp({
     config: service.config,
     db: service.database.db,
+    listen: service.database.listen,
     temporal: service.temporal,
     logger: createLogger('silent', { pretty: false }),
     version: VERSION,

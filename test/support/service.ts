@@ -86,6 +86,7 @@ export async function startTestService(environment: Record<string, string> = {},
   const app = createApp({
     config,
     db: database.db,
+    listen: database.listen,
     temporal: temporal.client,
     logger,
     version: VERSION,
