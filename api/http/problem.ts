@@ -116,7 +116,7 @@ export function workflowEngineUnavailable(cause: Error, detail?: string): ApiPro
     503,
     'workflow_engine_unavailable',
     detail ??
-      `The service is briefly unavailable: the workflow engine did not take the request (${cause.message}). Retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds.`,
+      `The service is briefly unavailable: the workflow engine could not be reached in time (${cause.message}), so the request may not have taken effect. Retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds.`,
     { headers: retryLater },
   );
 }
