@@ -1,3 +1,5 @@
 // The worker's workflow bundle: every workflow type the task queue serves.
+
+export { aggregatorWorkflow } from './aggregator/workflow';
 export { deliveryWorkflow } from './delivery/workflow';
 export { selfCheckWorkflow } from './self-check/workflow';
