@@ -12,6 +12,7 @@ import { idSchema, newId } from '../../platform/ids';
 import type { WorkflowClient } from '../../platform/workflow-client';
 import { type AggregatorQueryRequest, aggregatorSearchAttributes, aggregatorWorkflowId } from '../../workflows/aggregator/contract';
 import { aggregatorWorkflow } from '../../workflows/aggregator/workflow';
+import { acceptWork } from '../http/accepted-work';
 import { notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { demographicsShape, ENOUGH, enoughToMatch, patientFromDemographics } from './mpi';
@@ -100,6 +101,19 @@ function present(row: AggregatorQuery): QueryAnswer {
   };
 }
 
+function running(id: string, purpose: QueryAnswer['purpose_of_use'], createdAt: string): QueryAnswer {
+  return {
+    id,
+    status: 'running',
+    purpose_of_use: purpose,
+    workflow_id: aggregatorWorkflowId(id),
+    created_at: createdAt,
+    completed_at: null,
+    sources: null,
+    bundle: null,
+  };
+}
+
 /** `POST /v1/sandbox/aggregator/query` and `GET …/queries/{id}`: a patient's record from several simulated sources. */
 export function aggregatorRoutes({
   db,
@@ -153,28 +167,38 @@ export function aggregatorRoutes({
           simulate: body.simulate ?? {},
           sourceTimeoutMs: body.source_timeout_ms,
         };
-        const queryId = newId('aq');
-        // The workflow first, the row second: a crash in between leaves a query the workflow records itself.
-        const handle = await workflows.start(aggregatorWorkflow, {
-          workflowId: aggregatorWorkflowId(queryId),
-          args: [{ queryId, organizationId: auth.organizationId, request, webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }],
-          searchAttributes: aggregatorSearchAttributes(auth.organizationId),
+        // A retry with the same Idempotency-Key gets the first request's plan back, so the same query (api/http/accepted-work.ts).
+        const plan = () => ({ queryId: newId('aq'), createdAt: new Date().toISOString() });
+        let finished = false;
+        const answer = await acceptWork({
+          res,
+          plan,
+          describe: ({ queryId }) => `aggregator query ${queryId}`,
+          start: ({ queryId }) =>
+            workflows.startOnce(aggregatorWorkflow, {
+              workflowId: aggregatorWorkflowId(queryId),
+              args: [{ queryId, organizationId: auth.organizationId, request, webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }],
+              searchAttributes: aggregatorSearchAttributes(auth.organizationId),
+            }),
+          answer: async ({ queryId, createdAt }) => {
+            finished = await Promise.race([
+              workflows.client.workflow
+                .getHandle(aggregatorWorkflowId(queryId))
+                .result()
+                .then(
+                  () => true,
+                  () => false,
+                ),
+              sleep(AGGREGATOR_ANSWER_WAIT_MS).then(() => false),
+            ]);
+            // The workflow writes the row; until its first step has, the query is running as planned.
+            const row = await findOwned(auth.organizationId, queryId);
+            return row ? present(row) : running(queryId, body.purpose_of_use, createdAt);
+          },
+          fallback: ({ queryId, createdAt }) => running(queryId, body.purpose_of_use, createdAt),
         });
-        await db
-          .insert(aggregatorQueries)
-          .values({ id: queryId, organizationId: auth.organizationId, status: 'running', request })
-          .onConflictDoNothing();
-        const finished = await Promise.race([
-          handle.result().then(
-            () => true,
-            () => false,
-          ),
-          sleep(AGGREGATOR_ANSWER_WAIT_MS).then(() => false),
-        ]);
-        const row = (await findOwned(auth.organizationId, queryId))!;
-        const answer = present(row);
-        if (finished && row.status === 'completed') res.status(200).json(answer);
-        else res.status(202).setHeader('Location', aggregatorQueryPath(queryId)).json(answer);
+        if (finished && answer.status === 'completed') res.status(200).json(answer);
+        else res.status(202).setHeader('Location', aggregatorQueryPath(answer.id)).json(answer);
         return RESPONDED;
       },
     }),
