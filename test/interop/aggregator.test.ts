@@ -71,6 +71,7 @@ const provenances = (bundle: Bundle) =>
   bundle.entry!.map((entry) => entry.resource!).filter((resource): resource is Provenance => resource.resourceType === 'Provenance');
 
 describe('POST /v1/sandbox/aggregator/query', () => {
+  // A time limit of its own: compiling the R4 schema's Bundle (every resource type) takes seconds on a loaded machine.
   it("returns the others' records, deduplicated with provenance, when one source fails and one times out", async () => {
     const answer = await query({
       patient_id: 'syn-pat-0001',
@@ -133,7 +134,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
         true,
       );
     }
-  });
+  }, 60_000);
 
   it('gives the same answer for the same seed, and other source ids for another', async () => {
     const body = { patient_id: 'syn-pat-0002', purpose_of_use: 'payment', seed: 42 };
@@ -168,7 +169,19 @@ describe('POST /v1/sandbox/aggregator/query', () => {
 
   it('announces the completion with an aggregator.query.completed webhook through the delivery workflow', async () => {
     const before = receiver.requests.length;
-    const answer = await query({ patient_id: 'syn-pat-0003', purpose_of_use: 'treatment', simulate: { payer: 'error' } });
+    // A source slower than the POST's wait: the answer is 202 with the query, the result comes later.
+    const body = { patient_id: 'syn-pat-0003', purpose_of_use: 'treatment', simulate: { payer: 'error', lab: 'timeout' }, source_timeout_ms: 2_500 };
+    const posted = await post(body);
+    expect(posted.status).toBe(202);
+    expect(posted.body).toMatchObject({ status: 'running', sources: null, bundle: null, workflow_id: `aggregator-${posted.body.id}` });
+    const answer = await waitUntil(
+      async () => {
+        const read = await service.call(`/v1/sandbox/aggregator/queries/${posted.body.id}`, { key });
+        return read.body.status === 'completed' ? (read.body as QueryAnswer) : undefined;
+      },
+      { what: 'the query completing', timeoutMs: 30_000, intervalMs: 200 },
+    );
+    expect(statuses(answer)).toMatchObject({ payer: 'error', lab: 'timeout' });
     const delivered = await waitUntil(
       () => receiver.requests.slice(before).find((request) => JSON.parse(request.body).resource.identifier?.[0]?.value === answer.id),
       { what: 'the completion webhook', timeoutMs: 20_000 },
@@ -178,6 +191,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     expect(fhirSchemaErrors(envelope.resource)).toEqual([]);
     expect(envelope.resource).toMatchObject({ status: 'completed', for: { reference: 'Patient/syn-pat-0003' } });
     expect(envelope.resource.output).toContainEqual({ type: { text: 'source:payer' }, valueCode: 'error' });
+    expect(envelope.resource.output).toContainEqual({ type: { text: 'answer' }, valueUrl: `/v1/sandbox/aggregator/queries/${answer.id}` });
     expect(delivered.headers['x-service-delivery-id']).toMatch(/^dlv_/);
   });
 
