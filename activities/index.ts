@@ -1,8 +1,10 @@
 import { count } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { organizations } from '../drizzle/schema';
+import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import type { ResolveHost } from '../webhooks/targets';
+import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createRetentionActivities } from './retention';
 
@@ -14,16 +16,26 @@ export interface ActivityDependencies {
   resolveHost?: ResolveHost;
   /** Where housekeeping activities report what they did (the retention counts). */
   logger?: Logger;
+  /** The synthetic world the aggregator's simulated sources hold copies of; the committed one when absent. */
+  fhirStore?: FhirStore;
 }
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
  * pattern) so tests and processes hand in their own database and settings.
  */
-export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs, resolveHost, logger }: ActivityDependencies) {
+export function createActivities({
+  db,
+  allowPrivateTargets,
+  webhookTimeoutMs,
+  resolveHost,
+  logger,
+  fhirStore = loadFhirStore(),
+}: ActivityDependencies) {
   return {
     ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
     ...createRetentionActivities({ db, logger }),
+    ...createAggregatorActivities({ db, fhirStore }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

@@ -25,6 +25,7 @@ import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
 import { perKeyRateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { type AnyRoute, mountRoutes } from './http/route';
+import { aggregatorRoutes } from './interop/aggregator';
 import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
@@ -75,6 +76,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),
     ...credentialingRoutes(deps),
+    ...aggregatorRoutes({ ...deps, workflows }),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];

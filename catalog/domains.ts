@@ -54,9 +54,10 @@ export const domains: readonly DomainDefinition[] = [
     id: 'documents',
     name: 'Clinical documents',
     category: 'clinical',
-    description: 'Clinical notes and summaries (progress notes, discharge summaries) as they become available.',
-    standards: ['HL7 v2 MDM^T02', 'FHIR R4 DocumentReference'],
-    resourceTypes: ['DocumentReference'],
+    description:
+      'Clinical notes and summaries (progress notes, discharge summaries) as they become available, and patient records assembled from several sources (aggregator queries).',
+    standards: ['HL7 v2 MDM^T02', 'FHIR R4 DocumentReference', 'FHIR R4 Bundle, Provenance, Task (aggregator queries)'],
+    resourceTypes: ['DocumentReference', 'Task'],
   },
   {
     id: 'medications',

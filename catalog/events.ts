@@ -2,6 +2,7 @@ import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResou
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
+import { queryCompletedTask } from '../interop/aggregator/completed-event';
 import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
 
@@ -307,6 +308,26 @@ const definitions: EventDefinition[] = [
     domain: 'credentialing',
     description: "A practitioner passed primary-source verification: the credentialing file's Practitioner, role and VerificationResults.",
     sampleResource: (store) => credentialingBundle(store, 'syn-prac-001')!,
+  },
+  {
+    name: 'aggregator.query.completed',
+    domain: 'documents',
+    description: 'An aggregator query finished: a Task naming the query, where to read its answer and each source’s status.',
+    sampleResource: () =>
+      queryCompletedTask({
+        queryId: 'aq_01jd8x3m0ae8v9q2w1f4k7t5zr',
+        patientReference: `Patient/${SHOWCASE_PATIENT}`,
+        answerPath: '/v1/sandbox/aggregator/queries/aq_01jd8x3m0ae8v9q2w1f4k7t5zr',
+        completedAt: '2026-01-01T00:00:02Z',
+        records: 164,
+        sources: [
+          { source: 'hospital', status: 'ok' },
+          { source: 'clinic', status: 'ok' },
+          { source: 'lab', status: 'error' },
+          { source: 'pharmacy', status: 'timeout' },
+          { source: 'payer', status: 'ok' },
+        ],
+      }),
   },
   {
     name: DELIVERY_EXHAUSTED_EVENT,

@@ -1,5 +1,5 @@
 import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
+import { AGGREGATOR_QUERY_STATUSES, ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
@@ -292,3 +292,26 @@ export const rateLimitWindows = pgTable(
   },
   (table) => [primaryKey({ columns: [table.key, table.windowStart] })],
 );
+
+/**
+ * Aggregator queries (README, "Aggregator query"): the request, and the answer once the query's
+ * workflow has merged what the sources sent. Written first by whoever is first, the API after
+ * starting the workflow or the workflow's first step.
+ */
+export const aggregatorQueries = pgTable(
+  'aggregator_queries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: AGGREGATOR_QUERY_STATUSES }).notNull(),
+    request: jsonb('request').notNull(),
+    result: jsonb('result'),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('aggregator_queries_organization_idx').on(table.organizationId)],
+);
+
+export type AggregatorQuery = typeof aggregatorQueries.$inferSelect;

@@ -30,3 +30,7 @@ export type TargetSource = (typeof TARGET_SOURCES)[number];
 /** The chaos modes a reliability profile can switch on. */
 export const CHAOS_MODES = ['transient_503', 'slow', 'rate_limit'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
+
+/** An aggregator query runs until its workflow has merged every source's answer (README, "Aggregator query"). */
+export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed'] as const;
+export type AggregatorQueryStatus = (typeof AGGREGATOR_QUERY_STATUSES)[number];

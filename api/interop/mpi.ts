@@ -24,8 +24,8 @@ const dateField = z
 const countField = z.number().int('must be a whole number').min(1, 'must be at least 1').max(MAX_MATCH_COUNT, `must be at most ${MAX_MATCH_COUNT}`);
 
 /** Blocking needs one of these, or the request would be compared with nothing. */
-const ENOUGH = 'give at least a birth date, a family and a given name, a phone number or an identifier to match on';
-function enoughToMatch(demographics: Demographics): boolean {
+export const ENOUGH = 'give at least a birth date, a family and a given name, a phone number or an identifier to match on';
+export function enoughToMatch(demographics: Demographics): boolean {
   return (
     demographics.birthDate !== undefined ||
     (demographics.family !== undefined && demographics.given.length > 0) ||
@@ -82,22 +82,27 @@ const parametersBody = z
   })
   .meta({ id: 'MpiMatchParameters', description: 'The FHIR `Patient/$match` input: resource, onlyCertainMatches, count' });
 
+/** Plain JSON demographics, as the match and the aggregator query take them. */
+export const demographicsShape = {
+  given: z.string().trim().min(1, 'must not be empty').max(100).optional().meta({ description: 'Given names, first one first', example: 'Nate' }),
+  family: z.string().trim().min(1, 'must not be empty').max(100).optional().meta({ example: 'Bradtke' }),
+  birth_date: dateField.optional().meta({ example: '1974-10-27' }),
+  gender: z.enum(GENDERS, { message: `must be one of ${GENDERS.join(', ')}` }).optional(),
+  phone: z.string().max(40).optional().meta({ example: '971-555-0181' }),
+  address: z
+    .object({ line: z.string().max(200).optional(), city: z.string().max(100).optional(), postal_code: z.string().max(10).optional() })
+    .strict()
+    .optional(),
+  identifiers: z
+    .array(z.object({ system: z.string().min(1).max(200), value: z.string().min(1).max(100) }).strict())
+    .max(10)
+    .optional(),
+};
+
 const demographicsBody = z
   .object({
     resourceType: z.undefined().optional(),
-    given: z.string().trim().min(1, 'must not be empty').max(100).optional().meta({ description: 'Given names, first one first', example: 'Nate' }),
-    family: z.string().trim().min(1, 'must not be empty').max(100).optional().meta({ example: 'Bradtke' }),
-    birth_date: dateField.optional().meta({ example: '1974-10-27' }),
-    gender: z.enum(GENDERS, { message: `must be one of ${GENDERS.join(', ')}` }).optional(),
-    phone: z.string().max(40).optional().meta({ example: '971-555-0181' }),
-    address: z
-      .object({ line: z.string().max(200).optional(), city: z.string().max(100).optional(), postal_code: z.string().max(10).optional() })
-      .strict()
-      .optional(),
-    identifiers: z
-      .array(z.object({ system: z.string().min(1).max(200), value: z.string().min(1).max(100) }).strict())
-      .max(10)
-      .optional(),
+    ...demographicsShape,
     only_certain_matches: z.boolean().optional(),
     count: countField.optional(),
   })
@@ -110,7 +115,9 @@ const demographicsBody = z
 export const matchBodySchema = z.discriminatedUnion('resourceType', [parametersBody, demographicsBody]);
 export type MatchBody = z.output<typeof matchBodySchema>;
 
-function patientFromDemographics(body: z.output<typeof demographicsBody>): Patient {
+export type PlainDemographics = z.output<z.ZodObject<typeof demographicsShape>>;
+
+export function patientFromDemographics(body: PlainDemographics): Patient {
   return {
     resourceType: 'Patient',
     ...(body.identifiers ? { identifier: body.identifiers } : {}),

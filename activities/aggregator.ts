@@ -1,0 +1,148 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { and, eq } from 'drizzle-orm';
+import type { Patient } from 'fhir/r4';
+import { aggregatorQueries, organizations } from '../drizzle/schema';
+import type { FhirStore } from '../fixtures/store';
+import { AGGREGATOR_COMPLETED_EVENT, queryCompletedTask } from '../interop/aggregator/completed-event';
+import { type AggregatedAnswer, aggregate, type SourceOutcome, withinDates } from '../interop/aggregator/merge';
+import { findSource, matchAtSource, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
+import type { SourceId } from '../interop/aggregator/vocabulary';
+import { demographicsOf } from '../interop/mpi/demographics';
+import { worldMpi } from '../interop/mpi/world';
+import type { Database } from '../platform/database';
+import { newId } from '../platform/ids';
+import type { NewDelivery } from '../webhooks/delivery-records';
+import type { WebhookEnvelope } from '../webhooks/envelope';
+import type { AggregatorQueryRequest, AggregatorWorkflowInput } from '../workflows/aggregator/contract';
+
+export interface AggregatorActivityDependencies {
+  db: Database;
+  fhirStore: FhirStore;
+}
+
+/** Where a query's answer is read. */
+export const aggregatorQueryPath = (queryId: string) => `/v1/sandbox/aggregator/queries/${queryId}`;
+
+/**
+ * The aggregator's activities: record the query, ask one simulated source (with its latency, its
+ * failure or its silence), and merge and store the answer. Each answers from the stored record when
+ * retried.
+ */
+export function createAggregatorActivities({ db, fhirStore }: AggregatorActivityDependencies) {
+  /** The world patient the request names or matches (certain or probable), or the request itself. */
+  function enterprisePatient(request: AggregatorQueryRequest): Patient {
+    if (request.patientId) return fhirStore.read('Patient', request.patientId) as Patient;
+    // The index also holds near-duplicates that are no patient of the world: only a world patient names the record.
+    const best = worldMpi(fhirStore)
+      .index.match(demographicsOf(request.patient))
+      .candidates.find((candidate) => fhirStore.read('Patient', candidate.patient.id!) !== undefined);
+    if (best && (best.grade === 'certain' || best.grade === 'probable')) return best.patient;
+    return { ...request.patient, id: 'requested' };
+  }
+
+  return {
+    async recordAggregatorQuery(input: AggregatorWorkflowInput): Promise<void> {
+      await db
+        .insert(aggregatorQueries)
+        .values({ id: input.queryId, organizationId: input.organizationId, status: 'running', request: input.request })
+        .onConflictDoNothing();
+    },
+
+    /**
+     * One source: it takes its simulated time, then matches the patient in its own index and
+     * answers its copies. The activity stops waiting at the query's deadline, as an HTTP client
+     * with a timeout would, and answers `timeout`.
+     */
+    async querySource({ source: sourceId, request }: { source: SourceId; request: AggregatorQueryRequest }): Promise<SourceOutcome> {
+      const source = findSource(sourceId);
+      const behaviour = request.simulate[sourceId] ?? 'ok';
+      const latency = simulatedLatency(request.seed, source, JSON.stringify(request.patient));
+      const cancelled = Context.current().cancellationSignal;
+      if (behaviour === 'timeout' || latency >= request.sourceTimeoutMs) {
+        await sleep(request.sourceTimeoutMs, undefined, { signal: cancelled });
+        return { source: sourceId, status: 'timeout', latency_ms: request.sourceTimeoutMs, error: `no answer within ${request.sourceTimeoutMs} ms` };
+      }
+      await sleep(latency, undefined, { signal: cancelled });
+      if (behaviour === 'error')
+        return { source: sourceId, status: 'error', latency_ms: latency, error: `${source.name} answered 503 Service Unavailable` };
+      const match = matchAtSource(fhirStore, request.seed, source, request.patient);
+      if (!match) return { source: sourceId, status: 'no_match', latency_ms: latency };
+      const resources = sourceRecords(fhirStore, request.seed, source, match.worldId, match.patient.id!).filter(
+        (resource) =>
+          (request.resourceTypes === null || (request.resourceTypes as string[]).includes(resource.resourceType)) &&
+          withinDates(resource, request.dateFrom ?? undefined, request.dateTo ?? undefined),
+      );
+      return { source: sourceId, status: 'ok', latency_ms: latency, patient_id: match.patient.id!, match_grade: match.grade, resources };
+    },
+
+    /**
+     * Merges the answers, stores them on the query and prepares the completion webhook (when the
+     * organization has a webhook URL). A retry finds the query completed and prepares nothing new.
+     */
+    async completeAggregatorQuery(input: {
+      queryId: string;
+      organizationId: string;
+      request: AggregatorQueryRequest;
+      outcomes: SourceOutcome[];
+    }): Promise<{ records: number; newDelivery: NewDelivery | null }> {
+      const patient = enterprisePatient(input.request);
+      const answer = aggregate({ patient, purpose: input.request.purposeOfUse, outcomes: input.outcomes, seed: input.request.seed });
+      const records = answer.bundle.entry!.filter((entry) => !['Patient', 'Provenance'].includes(entry.resource!.resourceType)).length;
+      const [stored] = await db
+        .select({ status: aggregatorQueries.status, result: aggregatorQueries.result })
+        .from(aggregatorQueries)
+        .where(eq(aggregatorQueries.id, input.queryId));
+      if (stored?.status === 'completed') return { records, newDelivery: (stored.result as StoredResult).webhook_delivery };
+      const completedAt = new Date();
+      const [organization] = await db
+        .select({ webhookUrl: organizations.webhookUrl })
+        .from(organizations)
+        .where(eq(organizations.id, input.organizationId));
+      const newDelivery = organization?.webhookUrl ? completionDelivery(input, patient, answer, records, completedAt) : null;
+      const result: StoredResult = { ...answer, webhook_delivery: newDelivery };
+      await db
+        .update(aggregatorQueries)
+        .set({ status: 'completed', result, completedAt })
+        .where(and(eq(aggregatorQueries.id, input.queryId), eq(aggregatorQueries.status, 'running')));
+      return { records, newDelivery };
+    },
+  };
+}
+
+/** What a completed query stores: the answer, and the completion webhook so a retried step sends the same one. */
+export type StoredResult = AggregatedAnswer & { webhook_delivery: NewDelivery | null };
+
+function completionDelivery(
+  input: { queryId: string; organizationId: string },
+  patient: Patient,
+  answer: AggregatedAnswer,
+  records: number,
+  completedAt: Date,
+): NewDelivery {
+  const envelope: WebhookEnvelope = {
+    id: newId('evt'),
+    event: AGGREGATOR_COMPLETED_EVENT,
+    connection_id: null,
+    environment: 'sandbox',
+    occurred_at: completedAt.toISOString(),
+    resource: queryCompletedTask({
+      queryId: input.queryId,
+      patientReference: patient.id === 'requested' ? null : `Patient/${patient.id}`,
+      answerPath: aggregatorQueryPath(input.queryId),
+      completedAt: completedAt.toISOString(),
+      records,
+      sources: answer.sources,
+    }) as unknown as WebhookEnvelope['resource'],
+  };
+  return {
+    id: newId('dlv'),
+    organizationId: input.organizationId,
+    connectionId: null,
+    scenarioId: null,
+    event: envelope.event,
+    environment: envelope.environment,
+    envelopeBody: JSON.stringify(envelope),
+    createdAt: completedAt.toISOString(),
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The aggregator's words, shared by the API schemas, the workflow contract and the domain code
+ * (drizzle/vocabulary.ts pattern: const tuples, so zod, OpenAPI and the types come from one list).
+ */
+
+export const SOURCE_IDS = ['hospital', 'clinic', 'lab', 'pharmacy', 'payer'] as const;
+export type SourceId = (typeof SOURCE_IDS)[number];
+
+export const SOURCE_STATUSES = ['ok', 'no_match', 'timeout', 'error'] as const;
+export type SourceStatus = (typeof SOURCE_STATUSES)[number];
+
+/** What a query may make a source do: answer, fail with an error, or never answer in time. */
+export const SIMULATED_BEHAVIOURS = ['ok', 'error', 'timeout'] as const;
+export type SimulatedBehaviour = (typeof SIMULATED_BEHAVIOURS)[number];
+
+export const PURPOSES_OF_USE = ['treatment', 'payment', 'operations', 'individual_access'] as const;
+export type PurposeOfUse = (typeof PURPOSES_OF_USE)[number];
+
+/** The HL7 v3 ActReason code each purpose travels as (the TEFCA exchange purposes). */
+export const PURPOSE_CODES: Record<PurposeOfUse, { code: string; display: string }> = {
+  treatment: { code: 'TREAT', display: 'treatment' },
+  payment: { code: 'HPAYMT', display: 'healthcare payment' },
+  operations: { code: 'HOPERAT', display: 'healthcare operations' },
+  individual_access: { code: 'PATRQT', display: 'patient requested' },
+};
+
+export const AGGREGATABLE_TYPES = [
+  'Encounter',
+  'Condition',
+  'Observation',
+  'Procedure',
+  'DiagnosticReport',
+  'ServiceRequest',
+  'AllergyIntolerance',
+  'Immunization',
+  'MedicationRequest',
+  'Coverage',
+  'Claim',
+  'ExplanationOfBenefit',
+] as const;
+export type AggregatableType = (typeof AGGREGATABLE_TYPES)[number];
