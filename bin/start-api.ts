@@ -28,7 +28,7 @@ runMain(async () => {
     fhirStore: loadFhirStore(),
   });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
-  const workflows = createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE);
+  const workflows = createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
   const mllp = await startMllpListener({ config, db: database.db, workflows, logger });
   stopOnSignal(logger, [
     ...(mllp ? [{ name: 'HL7 MLLP listener', run: mllp.close }] : []),
