@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { DOMAIN_CATEGORIES, domains } from '../../catalog/domains';
 import { type EventDefinition, eventCatalog } from '../../catalog/events';
 import { exampleEnvelope } from '../../catalog/example-envelope';
-import { findPayerRules, payerRules, payerRulesSchema } from '../../catalog/payer-rules';
+import { payerRules, payerRulesSchema } from '../../catalog/payer-rules';
 import { isoDuration, type ScenarioDefinition, scenarioDomains, scenarios, typicalDurationSeconds } from '../../catalog/scenarios';
 import { PLAN_TYPES } from '../../fixtures/payers';
-import type { FhirStore } from '../../fixtures/store';
+import { deepFreeze, type FhirStore } from '../../fixtures/store';
 import { webhookEnvelopeSchema } from '../../webhooks/envelope';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem } from '../http/problem';
@@ -127,7 +127,10 @@ export function sandboxCatalogRoutes({ fhirStore }: { fhirStore: FhirStore }) {
     plan_type: rules.plan_type,
     rules: `/v1/sandbox/payer-rules/${rules.payer_id}`,
   }));
-  const catalog = { domains: summaries, events, scenarios: presentedScenarios, payers };
+  // Frozen copies: the answers never change, so each one's JSON is written once (api/http/json.ts).
+  const catalog = deepFreeze(structuredClone({ domains: summaries, events, scenarios: presentedScenarios, payers }));
+  const frozenDetails = details.map((detail) => deepFreeze(structuredClone(detail)));
+  const frozenRules = new Map([...payerRules].map(([id, rules]) => [id, deepFreeze(structuredClone(rules))]));
   const domainIds = summaries.map((summary) => summary.id).join(', ');
 
   return [
@@ -164,7 +167,7 @@ export function sandboxCatalogRoutes({ fhirStore }: { fhirStore: FhirStore }) {
       success: { status: 200, description: 'The domain', schema: domainSchema },
       errors: [404],
       handler: async ({ params }) => {
-        const domain = details.find((detail) => detail.id === params.domain_id);
+        const domain = frozenDetails.find((detail) => detail.id === params.domain_id);
         if (!domain) throw new ApiProblem(404, 'not_found', `No domain with id ${params.domain_id}. The domains are: ${domainIds}.`);
         return domain;
       },
@@ -180,7 +183,7 @@ export function sandboxCatalogRoutes({ fhirStore }: { fhirStore: FhirStore }) {
       success: { status: 200, description: 'The payer’s rules', schema: payerRulesSchema },
       errors: [404],
       handler: async ({ params }) => {
-        const rules = findPayerRules(params.payer_id);
+        const rules = frozenRules.get(params.payer_id);
         if (!rules)
           throw new ApiProblem(404, 'not_found', `No payer with id ${params.payer_id}. The payers are: ${[...payerRules.keys()].join(', ')}.`);
         return rules;
