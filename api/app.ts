@@ -26,6 +26,7 @@ import { type AnyRoute, mountRoutes } from './http/route';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
 import { sandboxResourceRoutes } from './sandbox/resources';
+import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
 import { smartDiscoveryRouter } from './smart/discovery';
 import { smartLaunchRoutes } from './smart/launches';
@@ -65,6 +66,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
+    ...scenarioRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),

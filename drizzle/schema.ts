@@ -1,5 +1,5 @@
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, SCENARIO_RUN_STATUSES, TARGET_SOURCES } from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
@@ -115,6 +115,9 @@ export const deliveries = pgTable(
     envelopeBody: text('envelope_body').notNull(),
     /** MSH-10 of the HL7 v2 message this delivery carries, when it came from an HL7 inject. */
     hl7ControlId: text('hl7_control_id'),
+    /** The scenario run and step that emitted this delivery, when a run did. */
+    runId: text('run_id'),
+    stepId: text('step_id'),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -122,6 +125,7 @@ export const deliveries = pgTable(
   (table) => [
     index('deliveries_organization_id_idx').on(table.organizationId, table.id),
     index('deliveries_organization_status_idx').on(table.organizationId, table.status, table.id),
+    index('deliveries_run_idx').on(table.runId),
   ],
 );
 
@@ -260,3 +264,40 @@ export const smartSigningKeys = pgTable('smart_signing_keys', {
 
 export type SmartClient = typeof smartClients.$inferSelect;
 export type SmartAuthorization = typeof smartAuthorizations.$inferSelect;
+
+/**
+ * One scenario run: what was asked (pace, patient, outcome, seed), the plan the payer rules made of
+ * the catalog's steps, and its progress. Its workflow, `scenario-<id>`, owns the progress; this row
+ * mirrors it for the API.
+ */
+export const scenarioRuns = pgTable(
+  'scenario_runs',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    scenarioId: text('scenario_id').notNull(),
+    connectionId: text('connection_id').references(() => connections.id, { onDelete: 'set null' }),
+    environment: text('environment').notNull(),
+    patientId: text('patient_id').notNull(),
+    status: text('status', { enum: SCENARIO_RUN_STATUSES }).notNull(),
+    /** `{ mode, time_scale }` as answered. */
+    pace: jsonb('pace').notNull(),
+    outcome: text('outcome'),
+    seed: text('seed'),
+    /** The planned steps and the rule that decided them (scenarios/plan.ts). */
+    plan: jsonb('plan').notNull(),
+    /** Per step: status, due times, emitted deliveries (workflows/scenario/contract.ts). */
+    progress: jsonb('progress').notNull(),
+    simulatedStart: timestamp('simulated_start', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('scenario_runs_organization_idx').on(table.organizationId, table.id),
+    index('scenario_runs_organization_status_idx').on(table.organizationId, table.status, table.id),
+  ],
+);
+
+export type ScenarioRun = typeof scenarioRuns.$inferSelect;

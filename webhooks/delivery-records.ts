@@ -15,6 +15,9 @@ export interface NewDelivery {
   createdAt: string;
   /** MSH-10 of the HL7 v2 message the delivery carries (HL7 inject only). */
   hl7ControlId?: string | null;
+  /** The scenario run and step that emitted it (scenario runs only). */
+  runId?: string | null;
+  stepId?: string | null;
 }
 
 /**
