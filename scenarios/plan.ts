@@ -321,8 +321,8 @@ function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOut
     };
   }
   const outcome = requested ?? profile.natural;
-  const adjudication = stepNamed(steps, profile.adjudicationStep);
-  adjudication.description = CLAIM_DECISIONS[outcome](rules);
+  const denial = outcome === 'paid' ? null : denialOf(rules, profile.denial);
+  stepNamed(steps, profile.adjudicationStep).description = CLAIM_DECISIONS[outcome](rules, denial);
   stepNamed(steps, profile.paymentStep).description =
     outcome === 'denied' ? 'The weekly remittance lists the denial with a zero payment.' : 'The weekly remittance pays the claim.';
   const rule = profile.needsPriorAuthListing ? `prior_authorization.services[code=${service.code}]` : 'claims.allowed_percent_of_charges';
@@ -334,7 +334,7 @@ function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOut
       ...base,
       second_line: serviceOf(profile.secondLine),
       outcome,
-      denial: outcome === 'paid' ? null : denialOf(rules, profile.denial),
+      denial,
       decided_by: {
         payer_id: rules.payer_id,
         payer_name: rules.name,
@@ -349,8 +349,8 @@ function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOut
   };
 }
 
-const CLAIM_DECISIONS: Record<ClaimOutcome, (rules: PayerRules) => string> = {
+const CLAIM_DECISIONS: Record<ClaimOutcome, (rules: PayerRules, denial: RunPlan['denial']) => string> = {
   paid: (rules) => `The payer adjudicates the claim and pays ${rules.claims.allowed_percent_of_charges}% of charges less the member's share.`,
-  partially_paid: () => 'The payer pays the first line and denies the second.',
-  denied: () => 'The payer denies the claim.',
+  partially_paid: (_rules, denial) => `The payer pays the first line and denies the second (CARC ${denial!.carc}: ${denial!.description}).`,
+  denied: (_rules, denial) => `The payer denies the claim (CARC ${denial!.carc}: ${denial!.description}).`,
 };
