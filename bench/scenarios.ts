@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../api/app';
+import type { PresentedRun } from '../api/scenarios/presenter';
 import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
@@ -99,13 +100,14 @@ async function main() {
   const organization = await createOrganization(database.db, { name: 'Bench Health (synthetic)', webhookUrl: receiver.url });
   const { key } = await issueApiKey(database.db, organization.id);
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  // Runs and deliveries alike: the bench reads only their ids and steps.
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const json = (await response.json()) as any;
+    const json = (await response.json()) as PresentedRun;
     if (response.status !== 202) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
     return json;
   };
-  const get = async (path: string) => (await (await fetch(`${baseUrl}${path}`, { headers })).json()) as any;
+  const get = async (path: string) => (await (await fetch(`${baseUrl}${path}`, { headers })).json()) as PresentedRun;
 
   try {
     console.log(`Scenario benchmark on ${availableParallelism()} cores: Temporal dev server, Postgres, API, worker and receiver together.\n`);
@@ -144,7 +146,7 @@ async function main() {
       const run = await post('/v1/sandbox/scenarios/prior_auth_approved_after_pend/run', { pace: { mode: 'accelerated', time_scale: 100_000 } });
       accelerated.push(run.id);
     });
-    const finished: any[] = [];
+    const finished: PresentedRun[] = [];
     for (const id of accelerated) {
       for (;;) {
         const run = await get(`/v1/sandbox/scenarios/runs/${id}`);
