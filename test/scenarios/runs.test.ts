@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scenarios } from '../../catalog/scenarios';
-import { scenarioWorkflowId } from '../../workflows/scenario/contract';
+import { scenarioProgressQuery, scenarioWorkflowId } from '../../workflows/scenario/contract';
 import { tenantReceivingAt } from '../support/deliveries';
 import { fhirSchemaErrors } from '../support/fhir-schema';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
+import { waitUntil } from '../support/wait';
 import { emittedOf, FAST, hasEnded, runScenario, startRun, verifiedEnvelopes, waitForRun } from './support';
 
 let service: TestService;
@@ -277,6 +278,27 @@ describe('reading runs', () => {
     expect(retry.body.id).toBe(first.body.id);
     expect((await service.call('/v1/sandbox/scenarios/runs', { key: tenant.key })).body.data).toHaveLength(1);
     await service.call(`/v1/sandbox/scenarios/runs/${first.body.id}/cancel`, { key: tenant.key, method: 'POST' });
+  });
+
+  it('finds a run in the Web UI by ScenarioId and OrgId, with a summary naming the scenario, patient and pace', async () => {
+    const tenant = await service.newTenant();
+    const accepted = await startRun(service, tenant.key, 'lab_order_to_result', { pace: { mode: 'manual' } });
+    const query = `OrgId = '${tenant.organizationId}' AND ScenarioId = 'lab_order_to_result'`;
+    // Visibility is eventually consistent: wait for the run to be listed.
+    const found = await waitUntil(
+      async () => {
+        const ids: string[] = [];
+        for await (const run of service.temporal.workflow.list({ query })) ids.push(run.workflowId);
+        return ids.length > 0 ? ids : undefined;
+      },
+      { what: 'the run appearing in Temporal visibility', timeoutMs: 15_000, intervalMs: 200 },
+    );
+    expect(found).toEqual([scenarioWorkflowId(accepted.id)]);
+    const description = await service.temporal.workflow.getHandle(scenarioWorkflowId(accepted.id)).describe();
+    expect(await description.staticSummary()).toBe('Lab order to result: syn-pat-0001 (manual)');
+    const progress = await service.temporal.workflow.getHandle(scenarioWorkflowId(accepted.id)).query(scenarioProgressQuery);
+    expect(progress.status).toBe('running');
+    await service.call(`/v1/sandbox/scenarios/runs/${accepted.id}/cancel`, { key: tenant.key, method: 'POST' });
   });
 
   it('is in the OpenAPI document', async () => {
