@@ -10,6 +10,7 @@ import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
 import type { ResolveHost } from '../webhooks/targets';
+import { fhirOpenApiPaths } from './fhir/openapi';
 import { fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
@@ -31,6 +32,7 @@ import { smartClientRoutes } from './smart/clients';
 import { smartDiscoveryRouter } from './smart/discovery';
 import { smartLaunchRoutes } from './smart/launches';
 import { oauthRouter } from './smart/oauth';
+import { smartOpenApiPaths } from './smart/openapi';
 import { connectionRoutes } from './webhooks/connections';
 import { webhookDeliveryRoutes } from './webhooks/deliveries';
 import { webhookReliabilityRoutes } from './webhooks/reliability';
@@ -53,7 +55,7 @@ export interface ApiDependencies {
  * not /v1 (SMART discovery, OAuth, FHIR R4), and the shared middleware around them (api/http/).
  */
 export function createApp(deps: ApiDependencies): Express {
-  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE);
+  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
   const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
@@ -79,7 +81,8 @@ export function createApp(deps: ApiDependencies): Express {
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
-  app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version })));
+  const otherPaths = { ...smartOpenApiPaths(), ...fhirOpenApiPaths(deps.fhirStore.supportedTypes) };
+  app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths })));
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
   app.use(smartDiscoveryRouter({ urls, tokens }));
   app.use(oauthRouter({ ...deps, flow, tokens }));

@@ -17,7 +17,7 @@ import { createOrganization, issueApiKey } from '../platform/organizations';
 import { VERSION } from '../platform/version';
 import { listen } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
-import { ensureTemporalCli } from '../runtime/temporal-cli';
+import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
 import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
@@ -103,7 +103,7 @@ async function throughInject(): Promise<void> {
   try {
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     if (!temporalAddress) {
-      const cliPath = await ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH);
+      const cliPath = await ensureTemporalCli(logger, temporalCliOptions(loadConfig()));
       const server = await startDevServer(
         { cliPath, port: await freePort(), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
         logger,

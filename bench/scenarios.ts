@@ -13,7 +13,7 @@ import { createOrganization, issueApiKey } from '../platform/organizations';
 import { VERSION } from '../platform/version';
 import { listen } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
-import { ensureTemporalCli } from '../runtime/temporal-cli';
+import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
 import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
@@ -75,7 +75,7 @@ async function startBenchReceiver() {
 }
 
 async function main() {
-  const cliPath = await ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH);
+  const cliPath = await ensureTemporalCli(logger, temporalCliOptions(loadConfig()));
   const temporalServer = await startDevServer(
     { cliPath, port: await freePort(), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
     logger,

@@ -45,7 +45,7 @@ runMain(async () => {
   const mllp = await startMllpListener({
     config,
     db: database.db,
-    workflows: createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE),
+    workflows: createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS }),
     logger,
   });
 

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, SCENARIO_RUN_STATUSES, TARGET_SOURCES } from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
@@ -73,6 +73,7 @@ export const hl7Identities = pgTable(
 export type Organization = typeof organizations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type Connection = typeof connections.$inferSelect;
+export type IdempotencyKey = typeof idempotencyKeys.$inferSelect;
 
 /**
  * Idempotency-Key records (CONVENTIONS.md): the first response to a key is stored and replayed for
@@ -92,8 +93,13 @@ export const idempotencyKeys = pgTable(
     responseBody: text('response_body'),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** The work the request planned (its business id first), so a retry after a lost answer plans the same (api/http/accepted-work.ts). */
+    reservation: jsonb('reservation'),
+    /** The process and time of the request handling the key now; null once it answered or gave the key back. */
+    claimedBy: text('claimed_by'),
+    claimedAt: timestamp('claimed_at', { withTimezone: true, mode: 'date' }),
   },
-  (table) => [primaryKey({ columns: [table.organizationId, table.key] })],
+  (table) => [primaryKey({ columns: [table.organizationId, table.key] }), index('idempotency_keys_expires_at_idx').on(table.expiresAt)],
 );
 
 /**
@@ -115,6 +121,8 @@ export const deliveries = pgTable(
     envelopeBody: text('envelope_body').notNull(),
     /** MSH-10 of the HL7 v2 message this delivery carries, when it came from an HL7 inject. */
     hl7ControlId: text('hl7_control_id'),
+    /** For a `webhook.delivery.exhausted` delivery: the delivery that failed for good (one report per failure). */
+    sourceDeliveryId: text('source_delivery_id').references((): AnyPgColumn => deliveries.id, { onDelete: 'set null' }),
     /** The scenario run and step that emitted this delivery, when a run did. */
     runId: text('run_id'),
     stepId: text('step_id'),
@@ -125,6 +133,8 @@ export const deliveries = pgTable(
   (table) => [
     index('deliveries_organization_id_idx').on(table.organizationId, table.id),
     index('deliveries_organization_status_idx').on(table.organizationId, table.status, table.id),
+    uniqueIndex('deliveries_source_delivery_id_idx').on(table.sourceDeliveryId),
+    index('deliveries_created_at_idx').on(table.createdAt),
     index('deliveries_run_idx').on(table.runId),
   ],
 );
@@ -190,17 +200,21 @@ export const smartClients = pgTable(
 );
 
 /** EHR launch handles: opaque to the app, bound to one client, used once, short-lived. Stored hashed. */
-export const smartLaunches = pgTable('smart_launches', {
-  handleHash: text('handle_hash').primaryKey(),
-  clientId: text('client_id')
-    .notNull()
-    .references(() => smartClients.id, { onDelete: 'cascade' }),
-  patientId: text('patient_id').notNull(),
-  encounterId: text('encounter_id'),
-  createdAt: createdAt(),
-  expiresAt: expiresAt(),
-  usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
-});
+export const smartLaunches = pgTable(
+  'smart_launches',
+  {
+    handleHash: text('handle_hash').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => smartClients.id, { onDelete: 'cascade' }),
+    patientId: text('patient_id').notNull(),
+    encounterId: text('encounter_id'),
+    createdAt: createdAt(),
+    expiresAt: expiresAt(),
+    usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('smart_launches_expires_at_idx').on(table.expiresAt)],
+);
 
 /**
  * One authorization: a standalone request waiting at the patient picker, then a single-use code
@@ -229,7 +243,11 @@ export const smartAuthorizations = pgTable(
     exchangedAt: timestamp('exchanged_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
-  (table) => [uniqueIndex('smart_authorizations_code_hash_idx').on(table.codeHash), index('smart_authorizations_client_idx').on(table.clientId)],
+  (table) => [
+    uniqueIndex('smart_authorizations_code_hash_idx').on(table.codeHash),
+    index('smart_authorizations_client_idx').on(table.clientId),
+    index('smart_authorizations_expires_at_idx').on(table.expiresAt),
+  ],
 );
 
 /** Issued tokens: access tokens by their JWT `jti`, refresh tokens by their SHA-256. */
@@ -246,7 +264,7 @@ export const smartTokens = pgTable(
     expiresAt: expiresAt(),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
-  (table) => [index('smart_tokens_authorization_idx').on(table.authorizationId)],
+  (table) => [index('smart_tokens_authorization_idx').on(table.authorizationId), index('smart_tokens_expires_at_idx').on(table.expiresAt)],
 );
 
 /**

@@ -6,8 +6,7 @@ import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
-import { deliverySearchAttributes, deliveryWorkflowId } from '../workflows/delivery/contract';
-import { deliveryWorkflow } from '../workflows/delivery/workflow';
+import { startDelivery } from '../webhooks/start-delivery';
 import { addresseeOf, buildAck } from './ack';
 import { type Hl7Outcome, processHl7 } from './process';
 
@@ -21,6 +20,8 @@ export interface Hl7DeliveryDependencies {
   db: Database;
   workflows: WorkflowClient;
   retryScheduleMs: number[];
+  /** Told about failures that do not change the answer (logging). */
+  onError?: (error: unknown) => void;
 }
 
 /** Who a message is delivered for. */
@@ -36,8 +37,8 @@ export function isAccepted(outcome: Hl7Outcome): outcome is Accepted {
   return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundle !== undefined;
 }
 
-/** Starts the delivery workflow for an accepted message and records the delivery; returns its id. */
-export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
+/** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
+export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
   const envelope: WebhookEnvelope = {
     id: newId('evt'),
     event: outcome.trigger!.event,
@@ -46,7 +47,7 @@ export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Re
     occurred_at: new Date().toISOString(),
     resource: asFhirJson(outcome.bundle),
   };
-  const newDelivery: NewDelivery = {
+  return {
     id: newId('dlv'),
     organizationId: recipient.organizationId,
     connectionId: recipient.connectionId,
@@ -54,17 +55,21 @@ export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Re
     event: envelope.event,
     environment: recipient.environment,
     envelopeBody: JSON.stringify(envelope),
-    createdAt: new Date().toISOString(),
+    createdAt: envelope.occurred_at,
     hl7ControlId: outcome.controlId,
   };
-  // The workflow first, the row second (as the mock trigger does): a crash in between cannot leave a delivery without its workflow.
-  await deps.workflows.start(deliveryWorkflow, {
-    workflowId: deliveryWorkflowId(newDelivery.id),
-    args: [{ deliveryId: newDelivery.id, retryScheduleMs: deps.retryScheduleMs, newDelivery }],
-    searchAttributes: deliverySearchAttributes({ ...newDelivery, status: 'pending' }),
-  });
-  await recordNewDelivery(deps.db, newDelivery);
-  return newDelivery.id;
+}
+
+/**
+ * Starts the delivery workflow for an accepted message (the MLLP path; the HTTP inject goes through
+ * api/http/accepted-work.ts) and returns the delivery's id. Once started, the delivery is accepted
+ * even if recording its row here fails: the workflow records it too.
+ */
+export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
+  const delivery = planHl7Delivery(recipient, outcome);
+  await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+  await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
+  return delivery.id;
 }
 
 /** The connection (of any organization) whose HL7 identity is this receiving application and facility. */
@@ -81,7 +86,7 @@ export async function findRecipientByIdentity(db: Database, application: string,
  * The MLLP listener's handler: the same pipeline as the HTTP inject. MLLP carries no API key, so
  * the message's MSH-5/MSH-6 must name a connection's HL7 identity; otherwise the answer is AR.
  */
-export function mllpHandler(deps: Hl7DeliveryDependencies & { onError?: (error: unknown) => void }): (text: string) => Promise<string> {
+export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Promise<string> {
   return async (text) => {
     const outcome = processHl7(text);
     if (!isAccepted(outcome) || !outcome.message) return outcome.ack.er7;

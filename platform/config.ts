@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from './retry-schedule';
 import { API_KEY_PATTERN } from './secrets';
 
+/** How long an API call to Temporal may take (TEMPORAL_CALL_TIMEOUT_MS): a restart must not hang requests. */
+export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
+
 /**
  * Every setting the service reads, validated once at start-up. The README's configuration table
  * mirrors the descriptions here.
@@ -31,6 +34,9 @@ const retrySchedule = z
 
 const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
 
+/** The ignored project folder for tools fetched at run time (the Temporal CLI). */
+export const DEFAULT_TOOLS_DIR = '.tools';
+
 const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test'], { message: 'expected development, production or test' }).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -50,8 +56,11 @@ const environmentSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('sandbox'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_CLI_DOWNLOAD_URL: httpUrl.optional(),
+  TOOLS_DIR: z.string().min(1).default(DEFAULT_TOOLS_DIR),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),

@@ -107,6 +107,40 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Socket and driver codes of a connection that failed or dropped (node, postgres.js). */
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+/** SQLSTATEs of a server shutting down, starting up or full: class 08, 57P01–57P03, 53300. */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+
+/**
+ * Whether an error means the database cannot be reached right now (as opposed to a query that is
+ * wrong): the API answers those 503 with Retry-After. Looks through drizzle's wrapping (`cause`).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth += 1) {
+    const { code, message, errors } = current as { code?: unknown; message?: unknown; errors?: unknown };
+    if (typeof code === 'string' && (CONNECTION_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+    // PGlite is in-process: it is unavailable only once closed (shutdown).
+    if (typeof message === 'string' && message.includes('PGlite is closed')) return true;
+    if (Array.isArray(errors) && errors.some(isDatabaseUnavailable)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 export async function pingDatabase(db: Database): Promise<void> {
   await db.execute(sql`select 1`);
 }

@@ -7,8 +7,16 @@ import {
   WorkflowNotFoundError,
   type WorkflowStartOptions,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
-import type { SearchAttributePair, UpdateDefinition, Workflow } from '@temporalio/common';
+import {
+  type SearchAttributePair,
+  type UpdateDefinition,
+  type Workflow,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowIdReusePolicy,
+} from '@temporalio/common';
+import { DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
 import { WORKFLOW_REFUSAL } from './workflow-refusal';
 
 /**
@@ -33,7 +41,10 @@ export class WorkflowClosedError extends Error {
   override name = 'WorkflowClosedError';
 }
 
-/** Temporal did not take the request; nothing was started. */
+/**
+ * Temporal was unreachable or did not answer within the deadline. The request may still have
+ * reached it (an answer lost on the way back), so a start is retried with the same workflow id.
+ */
 export class WorkflowEngineUnavailableError extends Error {
   override name = 'WorkflowEngineUnavailableError';
 }
@@ -46,28 +57,60 @@ export interface StartOptions<W extends Workflow> {
   summary?: string;
 }
 
-// gRPC status codes for a run that is gone or closed.
+// gRPC status codes for a run that is gone or closed, and for a server that did not answer.
 const NOT_FOUND = 5;
 const FAILED_PRECONDITION = 9;
+const DEADLINE_EXCEEDED = 4;
+const UNAVAILABLE = 14;
 
 export type WorkflowClient = ReturnType<typeof createWorkflowClient>;
 
-export function createWorkflowClient(client: Client, taskQueue: string) {
+/**
+ * Every call gets a deadline (`callTimeoutMs`): the SDK otherwise retries an unreachable server for
+ * many seconds, and an HTTP request waiting on it would hang through a Temporal restart.
+ */
+export function createWorkflowClient(client: Client, taskQueue: string, options: { callTimeoutMs?: number } = {}) {
+  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
+  const withDeadline = <T>(call: () => Promise<T>) => client.withDeadline(Date.now() + callTimeoutMs, call);
+
+  function startRequest<W extends Workflow>(workflow: W, options: StartOptions<W>, extra: { workflowIdReusePolicy?: WorkflowIdReusePolicy } = {}) {
+    return withDeadline(() =>
+      client.workflow.start(workflow, {
+        workflowId: options.workflowId,
+        taskQueue,
+        args: options.args,
+        typedSearchAttributes: options.searchAttributes,
+        ...(options.summary ? { staticSummary: options.summary } : {}),
+        ...extra,
+        // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
+      } as unknown as WorkflowStartOptions<W>),
+    );
+  }
+
   return {
     client,
 
     async start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowHandle<W>> {
       try {
-        return await client.workflow.start(workflow, {
-          workflowId: options.workflowId,
-          taskQueue,
-          args: options.args,
-          typedSearchAttributes: options.searchAttributes,
-          ...(options.summary ? { staticSummary: options.summary } : {}),
-          // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
-        } as unknown as WorkflowStartOptions<W>);
+        return await startRequest(workflow, options);
       } catch (error) {
-        throw new WorkflowEngineUnavailableError((error as Error).message, { cause: error });
+        throw startFailure(error);
+      }
+    },
+
+    /**
+     * Starts the workflow unless a run with this id exists or existed: then that run is the answer
+     * (`started: false`). Starting the same work again after an answer was lost (a retried request
+     * with the same Idempotency-Key and so the same business id) attaches to the first run instead of
+     * doing the work twice, even once that run has finished.
+     */
+    async startOnce<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<{ started: boolean }> {
+      try {
+        await startRequest(workflow, options, { workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+        return { started: true };
+      } catch (error) {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
+        throw startFailure(error);
       }
     },
 
@@ -79,7 +122,7 @@ export function createWorkflowClient(client: Client, taskQueue: string) {
           def: UpdateDefinition<Ret, Args>,
           options: { args: Args },
         ) => Promise<Ret>;
-        return await execute.call(client.workflow.getHandle(workflowId), update, { args });
+        return await withDeadline(() => execute.call(client.workflow.getHandle(workflowId), update, { args }));
       } catch (error) {
         throw typed(error);
       }
@@ -103,12 +146,18 @@ export function createWorkflowClient(client: Client, taskQueue: string) {
           def: UpdateDefinition<Ret, Args>,
           options: { args: Args; startWorkflowOperation: WithStartWorkflowOperation<W> },
         ) => Promise<Ret>;
-        return await execute.call(client.workflow, update, { args, startWorkflowOperation });
+        return await withDeadline(() => execute.call(client.workflow, update, { args, startWorkflowOperation }));
       } catch (error) {
         throw typed(error);
       }
     },
   };
+}
+
+/** Whatever stopped a start, the work is not known to have started. */
+function startFailure(error: unknown): WorkflowEngineUnavailableError {
+  const known = typed(error);
+  return known instanceof WorkflowEngineUnavailableError ? known : new WorkflowEngineUnavailableError(known.message, { cause: error });
 }
 
 function typed(error: unknown): Error {
@@ -118,8 +167,11 @@ function typed(error: unknown): Error {
       return new WorkflowRefusedError(String(cause.details?.[0] ?? 'workflow_refused'), cause.message ?? error.message);
   }
   if (error instanceof WorkflowNotFoundError) return new WorkflowClosedError(error.message, { cause: error });
-  const grpc = error instanceof ServiceError ? error.cause : error;
+  const grpc = error instanceof ServiceError || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError ? error.cause : error;
   if (isGrpcServiceError(grpc) && (grpc.code === NOT_FOUND || grpc.code === FAILED_PRECONDITION))
     return new WorkflowClosedError(grpc.message, { cause: error });
+  if (isGrpcServiceError(grpc) && grpc.code === UNAVAILABLE) return new WorkflowEngineUnavailableError(grpc.message, { cause: error });
+  if ((isGrpcServiceError(grpc) && grpc.code === DEADLINE_EXCEEDED) || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
+    return new WorkflowEngineUnavailableError(`no answer within the deadline (${(error as Error).message})`, { cause: error });
   return error as Error;
 }

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../platform/config';
 import { generateApiKey } from '../platform/secrets';
 import { startDevServer } from './temporal';
-import { ensureTemporalCli } from './temporal-cli';
+import { ensureTemporalCli, temporalCliOptions } from './temporal-cli';
 
 /** The pieces the entry points in bin/ assemble: Temporal, the HTTP server, the demo key, shutdown. */
 
@@ -23,7 +23,7 @@ export async function provideTemporal(config: Config, logger: Logger): Promise<T
   if (config.TEMPORAL_ADDRESS) {
     return { address: config.TEMPORAL_ADDRESS, uiUrl: null, stop: async () => {} };
   }
-  const cliPath = await ensureTemporalCli(logger, config.TEMPORAL_CLI_PATH);
+  const cliPath = await ensureTemporalCli(logger, temporalCliOptions(config));
   logger.info(`Starting the Temporal dev server (${cliPath}) on port ${config.TEMPORAL_PORT}…`);
   return startDevServer(
     {

@@ -10,17 +10,13 @@ import type { NewScenarioRun, ScenarioProgress } from '../workflows/scenario/con
  * that looks accepted but has no workflow.
  */
 export async function recordNewRun(db: Database, run: NewScenarioRun): Promise<void> {
+  await db.insert(scenarioRuns).values(pendingRun(run)).onConflictDoNothing();
+}
+
+/** A new run as its row reads before its first step: also how a 202 shows it when the row cannot be read. */
+export function pendingRun(run: NewScenarioRun): ScenarioRun {
   const createdAt = new Date(run.createdAt);
-  await db
-    .insert(scenarioRuns)
-    .values({
-      ...run,
-      status: run.progress.status,
-      simulatedStart: new Date(run.simulatedStart),
-      createdAt,
-      updatedAt: createdAt,
-    })
-    .onConflictDoNothing();
+  return { ...run, status: run.progress.status, simulatedStart: new Date(run.simulatedStart), createdAt, updatedAt: createdAt };
 }
 
 export async function recordRunProgress(db: Database, runId: string, progress: ScenarioProgress): Promise<void> {

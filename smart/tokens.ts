@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -10,18 +11,39 @@ import { digest, newOpaqueToken } from './opaque-token';
 import { isWithin, splitScope } from './scopes';
 import { loadSigningKey, SIGNING_ALGORITHM, type SigningKey } from './signing-key';
 
-/** The SMART 2.x token response (RFC 6749 §5.1 plus launch context). */
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-  patient?: string;
-  encounter?: string;
-  need_patient_banner: boolean;
-  id_token?: string;
-  refresh_token?: string;
-}
+/** The SMART 2.x token response (RFC 6749 §5.1 plus launch context); it also documents /oauth/token. */
+export const tokenResponseSchema = z
+  .object({
+    access_token: z.string().meta({ description: 'A JWT (RS256, `typ: at+jwt`) for the FHIR R4 endpoint.' }),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().meta({ description: 'Seconds until the access token expires (SMART_ACCESS_TOKEN_SECONDS).' }),
+    scope: z.string().meta({ description: 'The scopes granted, space-separated; may be narrower than asked.' }),
+    patient: z.string().optional().meta({ description: 'The patient in context (launch/patient).' }),
+    encounter: z.string().optional().meta({ description: 'The encounter in context (launch/encounter, EHR launch).' }),
+    need_patient_banner: z.boolean(),
+    id_token: z.string().optional().meta({ description: 'With `openid`: an OpenID Connect id token.' }),
+    refresh_token: z.string().optional().meta({ description: 'With `offline_access` or `online_access`; each refresh replaces it.' }),
+  })
+  .meta({ id: 'SmartTokenResponse' });
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+/** RFC 7662's answer: the token's facts when it is active and the caller may see it, else `{ active: false }` alone. */
+export const introspectionSchema = z
+  .object({
+    active: z.boolean(),
+    token_type: z.enum(['Bearer', 'refresh_token']).optional(),
+    scope: z.string().optional(),
+    client_id: z.string().optional(),
+    sub: z.string().optional(),
+    iss: z.string().optional(),
+    aud: z.string().optional(),
+    iat: z.number().int().optional(),
+    exp: z.number().int().optional(),
+    patient: z.string().optional(),
+    encounter: z.string().optional(),
+    fhirUser: z.string().optional(),
+  })
+  .meta({ id: 'TokenIntrospection' });
 
 /** What a valid access token lets its bearer do, as the FHIR endpoint sees it. */
 export interface AccessGrant {
@@ -217,8 +239,8 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     else await db.update(smartTokens).set({ revokedAt: new Date() }).where(eq(smartTokens.id, found.token.id));
   }
 
-  /** RFC 7662: the token's facts when it is active and the caller may see it, else `{ active: false }` alone. */
-  async function introspect(token: string, visibleTo: (clientId: string) => Promise<boolean>): Promise<Record<string, unknown>> {
+  /** RFC 7662 (introspectionSchema). */
+  async function introspect(token: string, visibleTo: (clientId: string) => Promise<boolean>): Promise<z.input<typeof introspectionSchema>> {
     const found = await findToken(token);
     const now = new Date();
     if (

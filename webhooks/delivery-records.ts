@@ -15,15 +15,18 @@ export interface NewDelivery {
   createdAt: string;
   /** MSH-10 of the HL7 v2 message the delivery carries (HL7 inject only). */
   hl7ControlId?: string | null;
+  /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
+  sourceDeliveryId?: string | null;
   /** The scenario run and step that emitted it (scenario runs only). */
   runId?: string | null;
   stepId?: string | null;
 }
 
 /**
- * Records a new delivery once, whoever comes first: the API after starting the workflow, or the
- * workflow's first step. Starting the workflow before the row exists means a crash in between can
- * never leave a delivery that looks accepted but has no workflow.
+ * Records a new delivery once, whoever comes first: the workflow's first step, which owns it, or the
+ * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
+ * workflow before the row exists means a crash in between can never leave a delivery that looks
+ * accepted but has no workflow.
  */
 export async function recordNewDelivery(db: Database, delivery: NewDelivery): Promise<void> {
   const createdAt = new Date(delivery.createdAt);
@@ -83,4 +86,20 @@ export async function listDeliveries(db: Database, organizationId: string, filte
     )
     .orderBy(desc(deliveries.id))
     .limit(limit);
+}
+
+/** A new delivery as its row reads before its first attempt: how a 202 shows it when the row cannot be read. */
+export function pendingDelivery(delivery: NewDelivery): Delivery {
+  const createdAt = new Date(delivery.createdAt);
+  return {
+    ...delivery,
+    hl7ControlId: delivery.hl7ControlId ?? null,
+    sourceDeliveryId: delivery.sourceDeliveryId ?? null,
+    runId: delivery.runId ?? null,
+    stepId: delivery.stepId ?? null,
+    status: 'pending',
+    nextAttemptAt: null,
+    createdAt,
+    updatedAt: createdAt,
+  };
 }

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { type Database, pingDatabase } from '../../platform/database';
-import { ApiProblem } from '../http/problem';
+import { ApiProblem, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/problem';
 import { defineRoute } from '../http/route';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -39,7 +39,12 @@ export function healthRoutes({ db, temporal }: { db: Database; temporal: Client 
         ]);
         const failures = [database && `database: ${database}`, workflowEngine && `temporal: ${workflowEngine}`].filter(Boolean);
         if (failures.length > 0) {
-          throw new ApiProblem(503, 'not_ready', `Not ready. ${failures.join('; ')}`, { headers: { 'Retry-After': '5' } });
+          // `checks` names each dependency's state, so a probe or an operator sees which one is down.
+          const checks = { database: database ? `down: ${database}` : 'ok', temporal: workflowEngine ? `down: ${workflowEngine}` : 'ok' };
+          throw new ApiProblem(503, 'not_ready', `Not ready. ${failures.join('; ')}`, {
+            headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+            members: { checks },
+          });
         }
         return { status: 'ready' as const, checks: { database: 'ok' as const, temporal: 'ok' as const } };
       },

@@ -4,13 +4,15 @@ import { z } from 'zod';
 import { connections, hl7Identities } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import { ackJson, type Hl7Ack } from '../../hl7/ack';
-import { deliverHl7, findRecipientByIdentity, type Hl7Recipient, isAccepted } from '../../hl7/inject';
+import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7 } from '../../hl7/process';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { type WorkflowClient, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
-import { attemptsOf, findDelivery } from '../../webhooks/delivery-records';
+import type { WorkflowClient } from '../../platform/workflow-client';
+import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import { startDelivery } from '../../webhooks/start-delivery';
+import { acceptWork } from '../http/accepted-work';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
@@ -252,25 +254,25 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         }
         const msh = outcome.message!.header;
         const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, msh.get(5), msh.get(6));
-        let deliveryId: string;
-        try {
-          deliveryId = await deliverHl7({ db, workflows, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }, recipient, outcome);
-        } catch (error) {
-          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
-          throw new ApiProblem(
-            503,
-            'workflow_engine_unavailable',
-            `The delivery could not be started (${error.message}); nothing was sent. Retry shortly.`,
-          );
-        }
-        const delivery = (await findDelivery(db, auth.organizationId, deliveryId))!;
-        const url = `/v1/webhooks/deliveries/${deliveryId}`;
+        const answer = await acceptWork({
+          res,
+          plan: () => planHl7Delivery(recipient, outcome),
+          describe: (delivery) => `delivery ${delivery.id}`,
+          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          answer: async (delivery) => {
+            await recordNewDelivery(db, delivery);
+            const recorded = await findDelivery(db, auth.organizationId, delivery.id);
+            return presentDelivery(recorded ?? pendingDelivery(delivery), (await attemptsOf(db, [delivery.id])).get(delivery.id)!);
+          },
+          fallback: (delivery) => presentDelivery(pendingDelivery(delivery), []),
+        });
+        const url = `/v1/webhooks/deliveries/${answer.id}`;
         res.setHeader('Location', url);
         if (inEr7) {
           res.status(202).type(ER7).send(outcome.ack.er7);
           return RESPONDED;
         }
-        return { ...ackJson(outcome.ack), errors: [], delivery: presentDelivery(delivery, (await attemptsOf(db, [deliveryId])).get(deliveryId)!) };
+        return { ...ackJson(outcome.ack), errors: [], delivery: answer };
       },
     }),
     defineRoute({

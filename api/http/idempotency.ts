@@ -1,23 +1,38 @@
-import { createHash } from 'node:crypto';
-import { and, eq, lt, or } from 'drizzle-orm';
+import { createHash, randomUUID } from 'node:crypto';
+import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { RequestHandler, Response } from 'express';
-import { idempotencyKeys } from '../../drizzle/schema';
+import { type IdempotencyKey, idempotencyKeys } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import { ApiProblem } from './problem';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A request still in progress after this long belongs to a process that died. */
+/** A claim held this long belongs to a request (of another process) that died. */
 const ABANDONED_AFTER_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Tells this process's claims apart, so one it left behind (its answer never stored) is free at once. */
+const PROCESS_ID = randomUUID();
+
+/** What the request handling an Idempotency-Key offers the handler (res.locals.idempotency). */
+export interface IdempotencyClaim {
+  /**
+   * The work this key's request planned: `plan()`'s value, stored with the key on first use and
+   * returned as it was to every retry of the request, so a retry after a lost answer names the same
+   * business ids (api/http/accepted-work.ts). `plan()` must return JSON.
+   */
+  reserve<T>(plan: () => T): Promise<T>;
+}
 
 /**
  * `Idempotency-Key` on POSTs that create work (CONVENTIONS.md): the same key and body within 24 h
  * answers the first response again (`Idempotent-Replayed: true`) and creates nothing; the same key
- * with another body is 422; a retry while the first is still running is 409. Server errors release
- * the key so the request can be retried. A route may store a replay body without its one-time
- * secrets (`res.locals.replayBody`, see RouteDefinition.replayed).
+ * with another body is 422; a retry while the first is still running is 409. A server error gives
+ * the key back so the request can be retried, keeping what it reserved. A route may store a replay
+ * body without its one-time secrets (`res.locals.replayBody`, see RouteDefinition.replayed).
  */
 export function idempotency(db: Database): RequestHandler {
+  // The keys this process is answering right now.
+  const serving = new Set<string>();
+
   return async (req, res, next) => {
     const key = req.header('idempotency-key');
     if (key === undefined) return next();
@@ -30,39 +45,50 @@ export function idempotency(db: Database): RequestHandler {
       .update(`${req.method} ${req.path}\n${JSON.stringify(req.body ?? null)}`)
       .digest('hex');
     const thisKey = and(eq(idempotencyKeys.organizationId, organizationId), eq(idempotencyKeys.key, key));
+    const servingKey = `${organizationId}\n${key}`;
+    const now = new Date();
 
-    // Expired keys go, and so do claims a crashed process left in progress, which would block retries.
-    await db
-      .delete(idempotencyKeys)
-      .where(
-        and(
-          eq(idempotencyKeys.organizationId, organizationId),
-          or(
-            lt(idempotencyKeys.expiresAt, new Date()),
-            and(eq(idempotencyKeys.state, 'in_progress'), lt(idempotencyKeys.createdAt, new Date(Date.now() - ABANDONED_AFTER_MS))),
-          ),
-        ),
-      );
+    // An expired key is a new key (the retention schedule purges the others).
+    await db.delete(idempotencyKeys).where(and(thisKey, lt(idempotencyKeys.expiresAt, now)));
     const claimed = await db
       .insert(idempotencyKeys)
-      .values({ organizationId, key, requestHash, state: 'in_progress', expiresAt: new Date(Date.now() + RETENTION_MS) })
+      .values({
+        organizationId,
+        key,
+        requestHash,
+        state: 'in_progress',
+        expiresAt: new Date(now.getTime() + RETENTION_MS),
+        claimedBy: PROCESS_ID,
+        claimedAt: now,
+      })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
 
+    let reservation: unknown = null;
     if (claimed.length === 0) {
       const [first] = await db.select().from(idempotencyKeys).where(thisKey);
       if (!first)
         throw new ApiProblem(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key has just finished; retry it.', {
           headers: { 'Retry-After': '1' },
         });
-      if (first.requestHash !== requestHash) {
+      const free = first.state === 'in_progress' && isFree(first, serving.has(servingKey), now);
+      // A claim left behind with nothing planned holds nothing to protect: any request may take it.
+      if (first.requestHash !== requestHash && !(free && first.reservation === null)) {
         throw new ApiProblem(
           422,
           'idempotency_key_reused',
           'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
         );
       }
-      if (first.state === 'in_progress') {
+      if (first.state === 'completed') {
+        res.setHeader('Idempotent-Replayed', 'true');
+        res
+          .status(first.responseStatus!)
+          .type(first.responseContentType ?? 'application/json')
+          .send(first.responseBody);
+        return;
+      }
+      if (!(free && (await takeOver(db, first, requestHash, now)))) {
         throw new ApiProblem(
           409,
           'idempotency_request_in_progress',
@@ -72,27 +98,82 @@ export function idempotency(db: Database): RequestHandler {
           },
         );
       }
-      res.setHeader('Idempotent-Replayed', 'true');
-      res
-        .status(first.responseStatus!)
-        .type(first.responseContentType ?? 'application/json')
-        .send(first.responseBody);
-      return;
+      reservation = first.reservation;
     }
 
+    serving.add(servingKey);
+    res.on('close', () => serving.delete(servingKey));
+    const claim: IdempotencyClaim = {
+      async reserve<T>(plan: () => T): Promise<T> {
+        if (reservation !== null) return reservation as T;
+        const planned = plan();
+        await db.update(idempotencyKeys).set({ reservation: planned }).where(thisKey);
+        reservation = planned;
+        return planned;
+      },
+    };
+    res.locals.idempotency = claim;
+
     recordBeforeSending(res, async (status, contentType, body) => {
-      if (status >= 500) {
+      // Still served here until the answer is stored: a concurrent retry must not take the claim meanwhile.
+      try {
+        await recordAnswer(status, contentType, body);
+      } finally {
+        serving.delete(servingKey);
+      }
+    });
+
+    async function recordAnswer(status: number, contentType: string, body: string) {
+      if (status >= 500 && reservation === null) {
         await db.delete(idempotencyKeys).where(thisKey);
+      } else if (status >= 500) {
+        await db.update(idempotencyKeys).set({ claimedBy: null, claimedAt: null }).where(thisKey);
       } else {
         const stored = res.locals.replayBody ?? body;
         await db
           .update(idempotencyKeys)
-          .set({ state: 'completed', responseStatus: status, responseContentType: contentType, responseBody: stored })
+          .set({
+            state: 'completed',
+            responseStatus: status,
+            responseContentType: contentType,
+            responseBody: stored,
+            claimedBy: null,
+            claimedAt: null,
+          })
           .where(thisKey);
       }
-    });
+    }
     next();
   };
+}
+
+/**
+ * Whether a key still in progress can be taken: given back after a server error, left behind by this
+ * process (a request whose answer could not be stored, the database being down), or held so long
+ * that its process must have died.
+ */
+function isFree(record: IdempotencyKey, servedHere: boolean, now: Date): boolean {
+  if (record.claimedBy === null || record.claimedAt === null) return true;
+  if (record.claimedBy === PROCESS_ID) return !servedHere;
+  return record.claimedAt.getTime() < now.getTime() - ABANDONED_AFTER_MS;
+}
+
+/** Takes the claim unless another retry took it first. */
+async function takeOver(db: Database, record: IdempotencyKey, requestHash: string, now: Date): Promise<boolean> {
+  const taken = await db
+    .update(idempotencyKeys)
+    .set({ requestHash, claimedBy: PROCESS_ID, claimedAt: now })
+    .where(
+      and(
+        eq(idempotencyKeys.organizationId, record.organizationId),
+        eq(idempotencyKeys.key, record.key),
+        eq(idempotencyKeys.state, 'in_progress'),
+        record.claimedBy === null ? isNull(idempotencyKeys.claimedBy) : eq(idempotencyKeys.claimedBy, record.claimedBy),
+        record.claimedAt === null ? isNull(idempotencyKeys.claimedAt) : eq(idempotencyKeys.claimedAt, record.claimedAt),
+      ),
+    )
+    .returning({ key: idempotencyKeys.key });
+  return taken.length > 0;
 }
 
 /** Stores the response before it leaves, so a retry never sees a key whose first answer is lost. */

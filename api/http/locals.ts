@@ -1,4 +1,5 @@
 import type { AccessGrant } from '../../smart/tokens';
+import type { IdempotencyClaim } from './idempotency';
 
 /** The organization and key an API-key request authenticated as (api/http/authenticate.ts). */
 export interface AuthContext {
@@ -19,6 +20,8 @@ declare global {
       grant?: AccessGrant;
       /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
       replayBody?: string;
+      /** api/http/idempotency.ts, on a request that sent an Idempotency-Key: what it reserved with the key. */
+      idempotency?: IdempotencyClaim;
     }
   }
 }

@@ -28,9 +28,39 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is not answering',
 };
 
+/** This document and the page that shows it. */
+const DOCS_PATHS: ZodOpenApiPathsObject = {
+  '/openapi.json': {
+    get: {
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI 3.1 document',
+      tags: ['Docs'],
+      security: [],
+      responses: { '200': { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
+  },
+  '/docs': {
+    get: {
+      operationId: 'getApiReference',
+      summary: 'The API reference (Swagger UI)',
+      tags: ['Docs'],
+      security: [],
+      responses: { '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
+  },
+};
+
 /** The OpenAPI 3.1 document, built from the same route definitions that validate requests. */
-export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: string; version: string }) {
-  const paths: ZodOpenApiPathsObject = {};
+export function buildOpenApiDocument(
+  routes: AnyRoute[],
+  options: {
+    baseUrl: string;
+    version: string;
+    /** Operations of the routers that are not defineRoute ones (SMART, OAuth, FHIR), described beside them. */
+    otherPaths: ZodOpenApiPathsObject;
+  },
+) {
+  const paths: ZodOpenApiPathsObject = { ...DOCS_PATHS, ...options.otherPaths };
   for (const route of routes) {
     const errorStatuses = [
       ...new Set([
@@ -101,7 +131,16 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { baseUrl: str
     },
     servers: [{ url: options.baseUrl }],
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer sk_sandbox_...`' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer sk_sandbox_...`' },
+        smartAccessToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A SMART on FHIR access token from `POST /oauth/token`, for `/fhir/R4`: `Authorization: Bearer <access_token>`.',
+        },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'A confidential SMART client: its client_id and client_secret.' },
+      },
     },
     paths,
   });

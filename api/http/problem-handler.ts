@@ -1,10 +1,11 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { FhirError, type IssueCode } from '../../fhir/operation-outcome';
+import { isDatabaseUnavailable } from '../../platform/database';
 import { WorkflowEngineUnavailableError, WorkflowRefusedError } from '../../platform/workflow-client';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { OAuthError, type OAuthErrorCode } from '../../smart/oauth-error';
 import { openCors } from './cors';
-import { ApiProblem } from './problem';
+import { ApiProblem, databaseUnavailable, workflowEngineUnavailable } from './problem';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -48,8 +49,10 @@ function toProblem(error: unknown, req: Request): ApiProblem {
   if (error instanceof FhirError) return new ApiProblem(error.status, error.code, error.diagnostics, { headers: error.headers });
   // A workflow said no: the request conflicts with the run's state, and the workflow says why.
   if (error instanceof WorkflowRefusedError) return new ApiProblem(409, error.code, error.message);
-  if (error instanceof WorkflowEngineUnavailableError) {
-    return new ApiProblem(503, 'workflow_engine_unavailable', `The workflow engine did not take the request (${error.message}). Retry shortly.`);
+  if (error instanceof WorkflowEngineUnavailableError) return workflowEngineUnavailable(error);
+  if (isDatabaseUnavailable(error)) {
+    req.log.warn({ err: error }, 'Database unavailable');
+    return databaseUnavailable();
   }
   const raised = (error ?? {}) as HttpErrorLike;
   return bodyProblem(raised, req) ?? clientError(raised) ?? internalError();

@@ -94,3 +94,29 @@ export function validationProblem(where: RequestPart, error: z.ZodError): ApiPro
   );
   return invalidFields(where, errors);
 }
+
+/** Seconds a client is asked to wait while a dependency is down (a restart takes a few). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+const retryLater = { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) };
+
+/** The database does not answer (restart, failover): 503, as a brief outage, never a 500. */
+export function databaseUnavailable(detail?: string): ApiProblem {
+  return new ApiProblem(
+    503,
+    'service_unavailable',
+    detail ??
+      `The service is briefly unavailable: its database does not answer. Retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds; a POST retried with the same Idempotency-Key is never done twice.`,
+    { headers: retryLater },
+  );
+}
+
+/** Temporal does not answer (restart): 503 saying so. `detail` replaces the generic sentence. */
+export function workflowEngineUnavailable(cause: Error, detail?: string): ApiProblem {
+  return new ApiProblem(
+    503,
+    'workflow_engine_unavailable',
+    detail ??
+      `The service is briefly unavailable: the workflow engine did not take the request (${cause.message}). Retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds.`,
+    { headers: retryLater },
+  );
+}

@@ -7,10 +7,10 @@ import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError, WorkflowRefusedError } from '../../platform/workflow-client';
+import { type WorkflowClient, WorkflowClosedError, WorkflowRefusedError } from '../../platform/workflow-client';
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
-import { DEFAULT_SCENARIO_PATIENT, planRun, SCENARIO_OUTCOMES } from '../../scenarios/plan';
-import { findOwnedRun, listRuns, recordNewRun } from '../../scenarios/run-records';
+import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
+import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
 import {
   advanceScenarioUpdate,
   cancelScenarioUpdate,
@@ -24,6 +24,7 @@ import {
 } from '../../workflows/scenario/contract';
 import { initialProgress } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
+import { acceptWork } from '../http/accepted-work';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
 import { ApiProblem, invalidFields } from '../http/problem';
 import { defineRoute } from '../http/route';
@@ -166,63 +167,66 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
         if ('unfit' in planned) throw invalidFields('body', [{ path: 'body.patient', message: planned.unfit }], 'patient_does_not_fit_scenario');
         const { plan } = planned;
 
-        const runId = newId('run');
-        const seed = body.seed === undefined ? null : String(body.seed);
         const pace: ScenarioPace = {
           mode: body.pace?.mode ?? 'accelerated',
           time_scale: (body.pace?.mode ?? 'accelerated') === 'accelerated' ? (body.pace?.time_scale ?? DEFAULT_TIME_SCALE) : null,
         };
-        const now = new Date();
-        const stamp = resourceStamp({ runId, scenarioId: scenario.id, patientId, seed });
-        const simulatedStart = simulatedStartFor(stamp, seed !== null, now).toISOString();
-        const newRun: NewScenarioRun = {
-          id: runId,
-          organizationId: auth.organizationId,
-          scenarioId: scenario.id,
-          connectionId: body.connection_id ?? null,
-          environment,
-          patientId,
-          pace,
-          outcome: plan.outcome,
-          seed,
-          plan,
-          progress: initialProgress(plan.steps, simulatedStart),
-          simulatedStart,
-          createdAt: now.toISOString(),
+        const seed = body.seed === undefined ? null : String(body.seed);
+        // Planned once per Idempotency-Key: a retry after a lost answer starts (or finds) the same run.
+        const plannedRun = (): NewScenarioRun => {
+          const runId = newId('run');
+          const now = new Date();
+          const stamp = resourceStamp({ runId, scenarioId: scenario.id, patientId, seed });
+          const simulatedStart = simulatedStartFor(stamp, seed !== null, now).toISOString();
+          return {
+            id: runId,
+            organizationId: auth.organizationId,
+            scenarioId: scenario.id,
+            connectionId: body.connection_id ?? null,
+            environment,
+            patientId,
+            pace,
+            outcome: plan.outcome,
+            seed,
+            plan,
+            progress: initialProgress(plan.steps, simulatedStart),
+            simulatedStart,
+            createdAt: now.toISOString(),
+          };
         };
         const paceText = pace.mode === 'accelerated' ? `accelerated ×${pace.time_scale}` : pace.mode;
-        try {
-          await workflows.start(scenarioWorkflow, {
-            workflowId: scenarioWorkflowId(runId),
-            args: [
-              {
-                runId,
-                organizationId: auth.organizationId,
-                scenarioId: scenario.id,
-                connectionId: newRun.connectionId,
-                pace,
-                steps: plan.steps,
-                simulatedStart,
-                retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
-                newRun,
-              },
-            ],
-            searchAttributes: scenarioSearchAttributes(newRun),
-            summary: `${scenario.name}: ${patientId}${plan.outcome ? `, ${plan.outcome}` : ''} (${paceText})`,
-          });
-        } catch (error) {
-          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
-          throw new ApiProblem(
-            503,
-            'workflow_engine_unavailable',
-            `The run could not be started (${error.message}); nothing was sent. Retry shortly.`,
-          );
-        }
-        await recordNewRun(db, newRun);
-        const run = await findOwned(auth.organizationId, runId);
-        const url = `/v1/sandbox/scenarios/runs/${runId}`;
+        const accepted = await acceptWork({
+          res,
+          plan: plannedRun,
+          describe: (run) => `scenario run ${run.id}`,
+          start: (run) =>
+            workflows.startOnce(scenarioWorkflow, {
+              workflowId: scenarioWorkflowId(run.id),
+              args: [
+                {
+                  runId: run.id,
+                  organizationId: run.organizationId,
+                  scenarioId: run.scenarioId,
+                  connectionId: run.connectionId,
+                  pace: run.pace,
+                  steps: (run.plan as RunPlan).steps,
+                  simulatedStart: run.simulatedStart,
+                  retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+                  newRun: run,
+                },
+              ],
+              searchAttributes: scenarioSearchAttributes(run),
+              summary: `${scenario.name}: ${run.patientId}${plan.outcome ? `, ${plan.outcome}` : ''} (${paceText})`,
+            }),
+          answer: async (run) => {
+            await recordNewRun(db, run);
+            return presentRun(await findOwned(auth.organizationId, run.id));
+          },
+          fallback: (run) => presentRun(pendingRun(run)),
+        });
+        const url = `/v1/sandbox/scenarios/runs/${accepted.id}`;
         res.setHeader('Location', url);
-        return { ...presentRun(run), url };
+        return { ...accepted, url };
       },
     }),
     defineRoute({

@@ -1,4 +1,5 @@
 import express, { type RequestHandler, type Router } from 'express';
+import { z } from 'zod';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../smart/clients';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { CONTEXT_SCOPES } from '../../smart/scopes';
@@ -24,6 +25,45 @@ const SMART_CAPABILITIES = [
   'permission-v2',
 ] as const;
 
+/** The discovery documents as served; they also describe them in /openapi.json. */
+export const smartConfigurationSchema = z
+  .object({
+    issuer: z.string(),
+    jwks_uri: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    token_endpoint_auth_methods_supported: z.array(z.enum(TOKEN_ENDPOINT_AUTH_METHODS)),
+    grant_types_supported: z.array(z.enum(GRANT_TYPES)),
+    introspection_endpoint: z.string(),
+    revocation_endpoint: z.string(),
+    scopes_supported: z.array(z.string()),
+    response_types_supported: z.array(z.literal('code')),
+    code_challenge_methods_supported: z.array(z.literal('S256')),
+    capabilities: z.array(z.enum(SMART_CAPABILITIES)),
+  })
+  .meta({ id: 'SmartConfiguration', description: 'SMART App Launch 2.x discovery document.' });
+
+export const openidConfigurationSchema = z
+  .object({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    jwks_uri: z.string(),
+    response_types_supported: z.array(z.literal('code')),
+    subject_types_supported: z.array(z.literal('public')),
+    id_token_signing_alg_values_supported: z.array(z.literal(SIGNING_ALGORITHM)),
+    scopes_supported: z.array(z.string()),
+    claims_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.enum(TOKEN_ENDPOINT_AUTH_METHODS)),
+    grant_types_supported: z.array(z.enum(GRANT_TYPES)),
+    code_challenge_methods_supported: z.array(z.literal('S256')),
+  })
+  .meta({ id: 'OpenIdConfiguration', description: 'OpenID Connect discovery for the issuer.' });
+
+export const jwksSchema = z
+  .object({ keys: z.array(z.object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.string() }).loose()) })
+  .meta({ id: 'JsonWebKeySet', description: 'The public keys that verify access and id tokens (RFC 7517).' });
+
 /**
  * SMART discovery (`/.well-known/smart-configuration`, at the root as the spec lists it and under
  * the FHIR base where SMART clients look), OpenID Connect discovery for the issuer, and the JWKS
@@ -32,7 +72,7 @@ const SMART_CAPABILITIES = [
 export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens: TokenService }): Router {
   const router = express.Router();
   const scopesSupported = [...CONTEXT_SCOPES, 'patient/*.rs', 'patient/*.read'];
-  const smartConfiguration = {
+  const smartConfiguration: z.input<typeof smartConfigurationSchema> = {
     issuer: urls.issuer,
     jwks_uri: urls.jwks,
     authorization_endpoint: urls.authorize,
@@ -46,7 +86,7 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
     code_challenge_methods_supported: ['S256'],
     capabilities: [...SMART_CAPABILITIES],
   };
-  const openidConfiguration = {
+  const openidConfiguration: z.input<typeof openidConfigurationSchema> = {
     issuer: urls.issuer,
     authorization_endpoint: urls.authorize,
     token_endpoint: urls.token,

@@ -9,9 +9,10 @@ import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
-import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
+import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../../webhooks/envelope';
+import { startDelivery } from '../../webhooks/start-delivery';
 import {
   cancelDeliveryUpdate,
   cannotCancel,
@@ -22,6 +23,7 @@ import {
   replayDeliveryUpdate,
 } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
+import { acceptWork } from '../http/accepted-work';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
 import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
@@ -89,7 +91,11 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
       auth: 'api_key',
       query: triggerQuerySchema,
       body: triggerBodySchema,
-      success: { status: 202, description: 'Accepted: the delivery workflow has started', schema: acceptedDeliverySchema },
+      success: {
+        status: 202,
+        description: 'Accepted: the delivery workflow has started. Retried with the same Idempotency-Key after a lost answer, the same delivery.',
+        schema: acceptedDeliverySchema,
+      },
       errors: [404, 415, 422, 503],
       handler: async ({ auth, query, body, res }) => {
         const input = { ...query, ...body };
@@ -111,43 +117,41 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           if (!connection) throw notFound('connection', input.connection_id);
           environment = connection.environment;
         }
-        const envelope: WebhookEnvelope = {
-          id: newId('evt'),
-          event: event.name,
-          connection_id: input.connection_id ?? null,
-          environment,
-          occurred_at: new Date().toISOString(),
-          resource: asFhirJson(event.sampleResource(fhirStore)),
+        // A retry with the same Idempotency-Key gets the first request's plan back (api/http/accepted-work.ts).
+        const plan = (): NewDelivery => {
+          const envelope: WebhookEnvelope = {
+            id: newId('evt'),
+            event: event.name,
+            connection_id: input.connection_id ?? null,
+            environment,
+            occurred_at: new Date().toISOString(),
+            resource: asFhirJson(event.sampleResource(fhirStore)),
+          };
+          return {
+            id: newId('dlv'),
+            organizationId: auth.organizationId,
+            connectionId: input.connection_id ?? null,
+            scenarioId: input.scenario_id ?? null,
+            event: event.name,
+            environment,
+            envelopeBody: JSON.stringify(envelope),
+            createdAt: envelope.occurred_at,
+          };
         };
-        const newDelivery: NewDelivery = {
-          id: newId('dlv'),
-          organizationId: auth.organizationId,
-          connectionId: input.connection_id ?? null,
-          scenarioId: input.scenario_id ?? null,
-          event: event.name,
-          environment,
-          envelopeBody: JSON.stringify(envelope),
-          createdAt: new Date().toISOString(),
-        };
-        try {
-          await workflows.start(deliveryWorkflow, {
-            workflowId: deliveryWorkflowId(newDelivery.id),
-            args: [{ deliveryId: newDelivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, newDelivery }],
-            searchAttributes: deliverySearchAttributes({ ...newDelivery, status: 'pending' }),
-          });
-        } catch (error) {
-          if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
-          throw new ApiProblem(
-            503,
-            'workflow_engine_unavailable',
-            `The delivery could not be started (${error.message}); nothing was sent. Retry shortly.`,
-          );
-        }
-        await recordNewDelivery(db, newDelivery);
-        const delivery = await findOwned(auth.organizationId, newDelivery.id);
-        const url = `/v1/webhooks/deliveries/${delivery.id}`;
+        const accepted = await acceptWork({
+          res,
+          plan,
+          describe: (delivery) => `delivery ${delivery.id}`,
+          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          answer: async (delivery) => {
+            await recordNewDelivery(db, delivery);
+            return present(await findOwned(auth.organizationId, delivery.id));
+          },
+          fallback: (delivery) => presentDelivery(pendingDelivery(delivery), []),
+        });
+        const url = `/v1/webhooks/deliveries/${accepted.id}`;
         res.setHeader('Location', url);
-        return { ...(await present(delivery)), url };
+        return { ...accepted, url };
       },
     }),
     defineRoute({

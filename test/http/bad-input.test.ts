@@ -5,6 +5,7 @@ import { encodeCursor } from '../../api/http/pagination';
 import { ID_PREFIXES, isId, newId } from '../../platform/ids';
 import { createLogger } from '../../platform/logger';
 import { VERSION } from '../../platform/version';
+import { mountedRoutes } from '../support/mounted-routes';
 import { type CallResult, startTestService, type TestService } from '../support/service';
 import { bearer, standaloneTokens } from '../support/smart';
 
@@ -20,41 +21,18 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-interface MountedRoute {
-  method: string;
-  path: string;
-}
-
-/**
- * Every route the app answers, read from Express's own router (app.router), so routes other
- * features add are walked too. A router mounted under a path would hide its prefix from this
- * walk, so the walk fails on one rather than skip its routes.
- */
-function mountedRoutes(): MountedRoute[] {
-  const app = createApp({
-    config: service.config,
-    db: service.database.db,
-    temporal: service.temporal,
-    logger: createLogger('silent', { pretty: false }),
-    version: VERSION,
-    fhirStore: service.fhirStore,
-  });
-  const found: MountedRoute[] = [];
-  const walk = (stack: any[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        // A route for every method (app.all) is walked with GET.
-        const declared = Object.keys(layer.route.methods);
-        const methods = declared.includes('_all') || declared.length > 8 ? ['get'] : declared;
-        for (const path of [layer.route.path].flat()) for (const method of methods) found.push({ method, path });
-      } else if (Array.isArray(layer.handle?.stack)) {
-        if (!layer.slash) throw new Error(`a router is mounted under a path (${layer.name}); mount it at the root so this walk sees its routes`);
-        walk(layer.handle.stack);
-      }
-    }
-  };
-  walk((app as any).router.stack);
-  return found;
+/** Every route the app answers, walked from a fresh app on the service's dependencies. */
+function appRoutes() {
+  return mountedRoutes(
+    createApp({
+      config: service.config,
+      db: service.database.db,
+      temporal: service.temporal,
+      logger: createLogger('silent', { pretty: false }),
+      version: VERSION,
+      fhirStore: service.fhirStore,
+    }),
+  );
 }
 
 /** `/v1/x/:id/y` with one parameter replaced by `bad`, the others by a harmless value. */
@@ -91,7 +69,7 @@ function expectErrorShape(path: string, response: CallResult, label: string): st
 
 describe('every route with a path parameter', () => {
   it('answers malformed percent-encoding and a NUL byte with a 4xx in its error shape, never a 5xx', async () => {
-    const routes = mountedRoutes().filter((route) => parameterCount(route.path) > 0);
+    const routes = appRoutes().filter((route) => parameterCount(route.path) > 0);
     // The walk sees the routes of every kind of router: defineRoute features, FHIR, dashboard-owned paths.
     expect(routes.map((route) => `${route.method} ${route.path}`)).toEqual(
       expect.arrayContaining([

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../../platform/config';
 import { openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../runtime/temporal';
-import { ensureTemporalCli } from '../../runtime/temporal-cli';
+import { ensureTemporalCli, temporalCliOptions } from '../../runtime/temporal-cli';
 import { WORKFLOWS_PATH } from '../../runtime/worker';
 import { freePort } from './ports';
 import { createScratchDatabase } from './scratch-database';
@@ -35,7 +36,7 @@ export default async function setup(project: TestProject) {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { pretty: false });
   const scratch = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
 
-  const [cliPath, port] = await Promise.all([ensureTemporalCli(logger, process.env.TEMPORAL_CLI_PATH), freePort()]);
+  const [cliPath, port] = await Promise.all([ensureTemporalCli(logger, temporalCliOptions(loadConfig())), freePort()]);
   const timeSkipping = await startTimeSkippingServer(ensureTimeSkippingServer((message) => logger.warn(message)));
   const server = await startDevServer(
     { cliPath, port, uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },

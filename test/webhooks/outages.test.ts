@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
+import { startReceiver, type TestReceiver } from '../support/receiver';
+import { type CallResult, startTestService, type TestService } from '../support/service';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait';
+
+// The API and its worker reach Postgres and Temporal only through proxies this file cuts.
+const CALL_TIMEOUT_MS = 1500;
+
+let database: TcpProxy;
+let temporal: TcpProxy;
+let service: TestService;
+let receiver: TestReceiver;
+// A direct connection, beside the proxy: what the test sees of the database while the API cannot.
+let direct: postgres.Sql;
+
+beforeAll(async () => {
+  const databaseUrl = new URL(inject('databaseUrl'));
+  database = await startTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || 5432) });
+  const [temporalHost, temporalPort] = inject('temporalAddress').split(':');
+  temporal = await startTcpProxy({ host: temporalHost!, port: Number(temporalPort) });
+  const proxied = new URL(databaseUrl);
+  proxied.host = database.address;
+  service = await startTestService({
+    DATABASE_URL: proxied.toString(),
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS),
+    WEBHOOK_RETRY_SCHEDULE: '500ms,1s,2s',
+  });
+  direct = postgres(databaseUrl.toString(), { max: 1, onnotice: () => {} });
+  receiver = await startReceiver();
+});
+
+afterAll(async () => {
+  await Promise.all([database.restore().catch(() => {}), temporal.restore().catch(() => {})]);
+  await service?.stop();
+  await Promise.all([receiver?.close(), direct?.end(), database?.close(), temporal?.close()]);
+});
+
+/** The trigger as a partner sends it, with an Idempotency-Key. */
+const triggerWithKey = (apiKey: string, key: string) =>
+  service.call('/v1/webhooks/trigger-mock-event', { key: apiKey, method: 'POST', body: {}, headers: { 'idempotency-key': key } });
+
+/** Retries a request with its Idempotency-Key, as a partner would, until it is answered 202. */
+async function retryUntilAccepted(apiKey: string, key: string, seen: CallResult[]): Promise<CallResult> {
+  return waitUntil(
+    async () => {
+      const response = await triggerWithKey(apiKey, key);
+      seen.push(response);
+      return response.status === 202 ? response : undefined;
+    },
+    { what: `the trigger with Idempotency-Key ${key} being accepted`, intervalMs: 200, lastSeen: () => seen.at(-1)?.body },
+  );
+}
+
+const receivedIds = () => receiver.requests.map((request) => String(request.headers['x-service-delivery-id']));
+
+/** Each delivery succeeded and arrived exactly once, and the organization has no delivery but these and `others`. */
+async function expectDeliveredOnce(apiKey: string, ids: string[], others: string[] = []): Promise<void> {
+  for (const id of ids) {
+    const delivery = await waitForDelivery(service, apiKey, id, isFinished, 60_000);
+    expect(delivery).toMatchObject({ status: 'succeeded' });
+    expect(receivedIds().filter((received) => received === id)).toHaveLength(1);
+  }
+  const listed = await service.call('/v1/webhooks/deliveries?limit=200', { key: apiKey });
+  expect((listed.body.data as { id: string }[]).map((delivery) => delivery.id).sort()).toEqual([...ids, ...others].sort());
+}
+
+function expectUnavailableProblem(response: CallResult): void {
+  expect(response.status).toBe(503);
+  expect(response.headers.get('content-type')).toContain('application/problem+json');
+  expect(response.headers.get('retry-after')).toBe('5');
+  expect(response.body.detail).toMatch(/briefly unavailable|did not confirm the start/);
+}
+
+describe('a database outage', () => {
+  it('answers 503 with Retry-After while the database is cut, never 500; each key ends with one delivery, which arrives once', async () => {
+    const tenant = await tenantReceivingAt(service, receiver.url);
+    const keys = Array.from({ length: 24 }, (_, index) => `db-outage-${index}-${randomUUID()}`);
+    const answers = new Map<string, CallResult[]>(keys.map((key) => [key, []]));
+    let answered = 0;
+    let readiness: CallResult | undefined;
+    // Four partners send at once; the cut comes after the first six answers and lasts for the next twelve.
+    const queue = [...keys];
+    const sender = async () => {
+      for (let key = queue.shift(); key; key = queue.shift()) {
+        answers.get(key)!.push(await triggerWithKey(tenant.key, key));
+        answered += 1;
+        if (answered === 6) await database.cut();
+        if (answered === 18) {
+          readiness = await service.call('/readyz');
+          await database.restore();
+        }
+      }
+    };
+    await Promise.all([sender(), sender(), sender(), sender()]);
+
+    expect(readiness?.status).toBe(503);
+    expect(readiness?.body.checks).toMatchObject({ database: expect.stringMatching(/^down: /), temporal: 'ok' });
+    const firstAnswers = [...answers.values()].map((seen) => seen[0]!);
+    expect(firstAnswers.filter((response) => response.status === 503).length).toBeGreaterThan(0);
+    for (const response of firstAnswers) if (response.status !== 202) expectUnavailableProblem(response);
+
+    // Every partner retries with its key until accepted; a key answered 202 keeps its delivery.
+    const finalIds: string[] = [];
+    for (const key of keys) {
+      const seen = answers.get(key)!;
+      const accepted = seen[0]!.status === 202 ? seen[0]! : await retryUntilAccepted(tenant.key, key, seen);
+      const again = await triggerWithKey(tenant.key, key);
+      expect(again.status).toBe(202);
+      expect(again.body.id).toBe(accepted.body.id);
+      finalIds.push(accepted.body.id);
+    }
+    expect([...answers.values()].flat().filter((response) => response.status === 500)).toEqual([]);
+    expect(new Set(finalIds).size).toBe(keys.length);
+    await expectDeliveredOnce(tenant.key, finalIds);
+  }, 120_000);
+
+  it('answers 202 with the delivery when the database fails after its workflow started, and a retry with the key gets the same one', async () => {
+    const tenant = await tenantReceivingAt(service, receiver.url);
+    const key = `after-start-${randomUUID()}`;
+    // Slow Temporal answers widen the window between reserving the delivery and its workflow starting.
+    temporal.setLatency(300);
+    const pending = triggerWithKey(tenant.key, key);
+    await waitUntil(async () => ((await direct`select reservation from idempotency_keys where key = ${key}`)[0]?.reservation ? true : undefined), {
+      what: 'the request reserving its delivery with the key',
+    });
+    await database.cut();
+    const first = await pending;
+    temporal.setLatency(0);
+    await database.restore();
+
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ id: expect.stringMatching(/^dlv_/), status: 'pending', event: 'adt.patient.admitted' });
+    expect(first.headers.get('location')).toBe(`/v1/webhooks/deliveries/${first.body.id}`);
+    const retried = await retryUntilAccepted(tenant.key, key, []);
+    expect(retried.body.id).toBe(first.body.id);
+    expect(retried.body.envelope).toEqual(first.body.envelope);
+    await expectDeliveredOnce(tenant.key, [first.body.id]);
+  }, 60_000);
+});
+
+describe('a Temporal outage', () => {
+  it('answers 503 within the call deadline while Temporal is cut, and work accepted before the cut completes after it', async () => {
+    const tenant = await tenantReceivingAt(service, receiver.url);
+    // The delivery accepted before the cut fails its first attempt, so its retry falls in the outage.
+    const failedOnce = new Set<string>();
+    let before = { id: '' };
+    receiver.answerWith((request) => {
+      const id = String(request.headers['x-service-delivery-id']);
+      if (id !== before.id || failedOnce.has(id)) return { status: 200, body: 'ok' };
+      failedOnce.add(id);
+      return { status: 500, body: 'not yet' };
+    });
+    before = await trigger(service, tenant.key);
+    await waitUntil(() => (failedOnce.has(before.id) ? true : undefined), { what: 'the first attempt failing' });
+
+    await temporal.cut();
+    const key = `temporal-outage-${randomUUID()}`;
+    const started = Date.now();
+    const during = await triggerWithKey(tenant.key, key);
+    const elapsedMs = Date.now() - started;
+    const readiness = await service.call('/readyz');
+    await temporal.restore();
+
+    expectUnavailableProblem(during);
+    expect(during.body.code).toBe('workflow_engine_unavailable');
+    expect(during.body.detail).toMatch(/Retry with the same Idempotency-Key/);
+    expect(elapsedMs).toBeLessThan(CALL_TIMEOUT_MS + 1000);
+    expect(readiness.status).toBe(503);
+    expect(readiness.body.checks).toMatchObject({ database: 'ok', temporal: expect.stringMatching(/^down: /) });
+
+    const accepted = await retryUntilAccepted(tenant.key, key, []);
+    const delivered = await waitForDelivery(service, tenant.key, before.id, isFinished, 60_000);
+    expect(delivered).toMatchObject({ status: 'succeeded' });
+    expect(delivered.attempts.map((attempt: { response_status: number }) => attempt.response_status)).toEqual([500, 200]);
+    await expectDeliveredOnce(tenant.key, [accepted.body.id], [before.id]);
+    receiver.answerWith(() => ({ status: 200, body: 'ok' }));
+  }, 90_000);
+});
