@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { eventCatalog } from '../../catalog/events';
 import { scenarios } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
+import { isId } from '../../platform/ids';
 import { buildStepResources, canBuild } from '../../scenarios/content';
-import { resourceStamp } from '../../scenarios/ids';
+import { resourceStamp, stepDeliveryId, stepEventId } from '../../scenarios/ids';
 import { outcomesOf, planRun, type RunPlan, type ScenarioOutcome } from '../../scenarios/plan';
 import { fhirSchemaErrors } from '../support/fhir-schema';
 
@@ -110,6 +111,18 @@ describe('per-run FHIR content', () => {
       (built) => built.event === 'prior_auth.request.approved',
     )!.resource as any;
     expect(reviewCode(modified)).toBe('A6');
+  });
+});
+
+describe('derived ids', () => {
+  it('are valid delivery and event ids, the same for the same run, step and event, different otherwise, and sort with the run', () => {
+    const id = stepDeliveryId(runId, 'request_pended', 0);
+    expect(isId('dlv', id)).toBe(true);
+    expect(isId('evt', stepEventId(runId, 'request_pended', 0))).toBe(true);
+    expect(stepDeliveryId(runId, 'request_pended', 0)).toBe(id);
+    expect(new Set([id, stepDeliveryId(runId, 'request_pended', 1), stepDeliveryId(runId, 'request_approved', 0)]).size).toBe(3);
+    // The first 10 characters of a TypeID suffix are its timestamp: the run's.
+    expect(id.slice(4, 14)).toBe(runId.slice(4, 14));
   });
 });
 
