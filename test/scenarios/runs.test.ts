@@ -301,6 +301,18 @@ describe('reading runs', () => {
     await service.call(`/v1/sandbox/scenarios/runs/${accepted.id}/cancel`, { key: tenant.key, method: 'POST' });
   });
 
+  it('the catalog says where to run each scenario and which outcomes it takes', async () => {
+    const tenant = await service.newTenant();
+    const { body } = await service.call('/v1/sandbox/catalog', { key: tenant.key });
+    const byId = new Map(body.scenarios.map((scenario: any) => [scenario.id, scenario]));
+    expect(byId.get('prior_auth_denied')).toMatchObject({
+      outcomes: ['approved', 'denied', 'modified'],
+      run: '/v1/sandbox/scenarios/prior_auth_denied/run',
+    });
+    expect(byId.get('outpatient_visit_to_payment')).toMatchObject({ outcomes: ['paid', 'denied', 'partially_paid'] });
+    expect(byId.get('lab_order_to_result')).toMatchObject({ outcomes: [] });
+  });
+
   it('is in the OpenAPI document', async () => {
     const { body } = await service.call('/openapi.json');
     for (const path of [
