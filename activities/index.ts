@@ -7,6 +7,7 @@ import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createRetentionActivities } from './retention';
+import { createScenarioActivities } from './scenarios';
 
 export interface ActivityDependencies {
   db: Database;
@@ -16,7 +17,7 @@ export interface ActivityDependencies {
   resolveHost?: ResolveHost;
   /** Where housekeeping activities report what they did (the retention counts). */
   logger?: Logger;
-  /** The synthetic world the aggregator's simulated sources hold copies of; the committed one when absent. */
+  /** The synthetic world scenario runs and the aggregator's simulated sources draw on; the committed one when absent. */
   fhirStore?: FhirStore;
 }
 
@@ -36,6 +37,7 @@ export function createActivities({
     ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
     ...createRetentionActivities({ db, logger }),
     ...createAggregatorActivities({ db, fhirStore }),
+    ...createScenarioActivities({ db, fhirStore }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

@@ -31,6 +31,7 @@ import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
 import { sandboxResourceRoutes } from './sandbox/resources';
+import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
 import { smartDiscoveryRouter } from './smart/discovery';
 import { smartLaunchRoutes } from './smart/launches';
@@ -73,6 +74,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
+    ...scenarioRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),
     ...credentialingRoutes(deps),

@@ -90,6 +90,7 @@ runMain(async () => {
     `  curl -H "Authorization: Bearer ${demoKey}" "${base}/v1/patients?limit=2"`,
     `  curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/connections`,
     `  curl -X POST -H "Authorization: Bearer ${demoKey}" ${base}/v1/webhooks/trigger-mock-event   (then watch the relay receiver)`,
+    `  curl -X POST -H "Authorization: Bearer ${demoKey}" ${base}/v1/sandbox/scenarios/prior_auth_approved_after_pend/run   (3 simulated days in 3.5 min)`,
     '',
     'Stop with Ctrl+C.',
     '',

@@ -88,6 +88,13 @@ function pendedForDocumentation(response: ClaimResponse): void {
   ];
 }
 
+/** The claim acknowledgement (277CA) before adjudication: accepted, nothing decided yet. */
+function acknowledgedOnly(response: ClaimResponse): void {
+  response.outcome = 'queued';
+  response.disposition = 'Accepted for adjudication (277CA A2)';
+  for (const field of ['item', 'total', 'payment', 'processNote', 'adjudication'] as const) delete response[field];
+}
+
 const isPriorAuth = (resource: Claim | ClaimResponse) => resource.use === 'preauthorization';
 /** A remittance that settles one of the walkthrough patient's claims. */
 function paysShowcase(payment: PaymentReconciliation, store: FhirStore): boolean {
@@ -284,6 +291,12 @@ const definitions: EventDefinition[] = [
     domain: 'claims',
     description: 'A professional claim (837P) was submitted.',
     sampleResource: fromWorld('Claim', (claim) => ofShowcase(claim) && claim.use === 'claim'),
+  },
+  {
+    name: 'claims.claim.acknowledged',
+    domain: 'claims',
+    description: 'The payer acknowledged a claim and accepted it for adjudication (277CA).',
+    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim', acknowledgedOnly),
   },
   {
     name: 'claims.claim.adjudicated',

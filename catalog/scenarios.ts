@@ -4,8 +4,8 @@ import { eventCatalog } from './events';
 /**
  * Scenario definitions: multi-step workflows a partner can run against the sandbox, each step
  * naming the catalog events it emits and how long after the previous step it typically happens.
- * A scenario touches the domains of the events it emits. Running them is a later issue; their ids,
- * steps and timings are fixed here.
+ * A scenario touches the domains of the events it emits. Their ids, steps and timings are fixed
+ * here; scenarios/ plans a run of them and workflows/scenario/ runs it.
  */
 export interface ScenarioStep {
   id: string;
@@ -106,6 +106,12 @@ export const scenarios: readonly ScenarioDefinition[] = [
     steps: [
       { id: 'claim_submitted', description: 'The hospital bills the MRI.', emits: ['claims.claim.submitted'], typicalDelaySeconds: 0 },
       {
+        id: 'claim_acknowledged',
+        description: 'The payer acknowledges the claim (277CA) and accepts it for adjudication.',
+        emits: ['claims.claim.acknowledged'],
+        typicalDelaySeconds: 1 * HOUR,
+      },
+      {
         id: 'claim_adjudicated',
         description: 'The payer denies the line: precertification absent.',
         emits: ['claims.claim.adjudicated'],
@@ -144,6 +150,12 @@ export const scenarios: readonly ScenarioDefinition[] = [
         typicalDelaySeconds: 15 * MINUTE,
       },
       { id: 'claim_submitted', description: 'The practice bills the visit.', emits: ['claims.claim.submitted'], typicalDelaySeconds: 1 * DAY },
+      {
+        id: 'claim_acknowledged',
+        description: 'The payer acknowledges the claim (277CA) and accepts it for adjudication.',
+        emits: ['claims.claim.acknowledged'],
+        typicalDelaySeconds: 1 * HOUR,
+      },
       {
         id: 'claim_adjudicated',
         description: 'The payer adjudicates the claim.',

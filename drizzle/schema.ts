@@ -1,5 +1,13 @@
 import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { AGGREGATOR_QUERY_STATUSES, ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from './vocabulary';
+import {
+  AGGREGATOR_QUERY_STATUSES,
+  ATTEMPT_OUTCOMES,
+  ATTEMPT_TRIGGERS,
+  CHAOS_MODES,
+  DELIVERY_STATUSES,
+  SCENARIO_RUN_STATUSES,
+  TARGET_SOURCES,
+} from './vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
@@ -123,6 +131,9 @@ export const deliveries = pgTable(
     hl7ControlId: text('hl7_control_id'),
     /** For a `webhook.delivery.exhausted` delivery: the delivery that failed for good (one report per failure). */
     sourceDeliveryId: text('source_delivery_id').references((): AnyPgColumn => deliveries.id, { onDelete: 'set null' }),
+    /** The scenario run and step that emitted this delivery, when a run did. */
+    runId: text('run_id'),
+    stepId: text('step_id'),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -132,6 +143,7 @@ export const deliveries = pgTable(
     index('deliveries_organization_status_idx').on(table.organizationId, table.status, table.id),
     uniqueIndex('deliveries_source_delivery_id_idx').on(table.sourceDeliveryId),
     index('deliveries_created_at_idx').on(table.createdAt),
+    index('deliveries_run_idx').on(table.runId),
   ],
 );
 
@@ -315,3 +327,40 @@ export const aggregatorQueries = pgTable(
 );
 
 export type AggregatorQuery = typeof aggregatorQueries.$inferSelect;
+
+/**
+ * One scenario run: what was asked (pace, patient, outcome, seed), the plan the payer rules made of
+ * the catalog's steps, and its progress. Its workflow, `scenario-<id>`, owns the progress; this row
+ * mirrors it for the API.
+ */
+export const scenarioRuns = pgTable(
+  'scenario_runs',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    scenarioId: text('scenario_id').notNull(),
+    connectionId: text('connection_id').references(() => connections.id, { onDelete: 'set null' }),
+    environment: text('environment').notNull(),
+    patientId: text('patient_id').notNull(),
+    status: text('status', { enum: SCENARIO_RUN_STATUSES }).notNull(),
+    /** `{ mode, time_scale }` as answered. */
+    pace: jsonb('pace').notNull(),
+    outcome: text('outcome'),
+    seed: text('seed'),
+    /** The planned steps and the rule that decided them (scenarios/plan.ts). */
+    plan: jsonb('plan').notNull(),
+    /** Per step: status, due times, emitted deliveries (workflows/scenario/contract.ts). */
+    progress: jsonb('progress').notNull(),
+    simulatedStart: timestamp('simulated_start', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('scenario_runs_organization_idx').on(table.organizationId, table.id),
+    index('scenario_runs_organization_status_idx').on(table.organizationId, table.status, table.id),
+  ],
+);
+
+export type ScenarioRun = typeof scenarioRuns.$inferSelect;

@@ -53,6 +53,8 @@ export interface StartOptions<W extends Workflow> {
   workflowId: string;
   args: Parameters<W>;
   searchAttributes: SearchAttributePair[];
+  /** A one-line summary the Web UI shows for the run. */
+  summary?: string;
 }
 
 // gRPC status codes for a run that is gone or closed, and for a server that did not answer.
@@ -78,6 +80,7 @@ export function createWorkflowClient(client: Client, taskQueue: string, options:
         taskQueue,
         args: options.args,
         typedSearchAttributes: options.searchAttributes,
+        ...(options.summary ? { staticSummary: options.summary } : {}),
         ...extra,
         // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
       } as unknown as WorkflowStartOptions<W>),

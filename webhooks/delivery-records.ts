@@ -17,6 +17,9 @@ export interface NewDelivery {
   hl7ControlId?: string | null;
   /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
   sourceDeliveryId?: string | null;
+  /** The scenario run and step that emitted it (scenario runs only). */
+  runId?: string | null;
+  stepId?: string | null;
 }
 
 /**
@@ -92,6 +95,8 @@ export function pendingDelivery(delivery: NewDelivery): Delivery {
     ...delivery,
     hl7ControlId: delivery.hl7ControlId ?? null,
     sourceDeliveryId: delivery.sourceDeliveryId ?? null,
+    runId: delivery.runId ?? null,
+    stepId: delivery.stepId ?? null,
     status: 'pending',
     nextAttemptAt: null,
     createdAt,

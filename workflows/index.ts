@@ -3,4 +3,5 @@
 export { aggregatorWorkflow } from './aggregator/workflow';
 export { deliveryWorkflow } from './delivery/workflow';
 export { retentionWorkflow } from './retention/workflow';
+export { scenarioWorkflow } from './scenario/workflow';
 export { selfCheckWorkflow } from './self-check/workflow';

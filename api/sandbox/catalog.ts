@@ -6,6 +6,7 @@ import { payerRules, payerRulesSchema } from '../../catalog/payer-rules';
 import { isoDuration, type ScenarioDefinition, scenarioDomains, scenarios, typicalDurationSeconds } from '../../catalog/scenarios';
 import { PLAN_TYPES } from '../../fixtures/payers';
 import { deepFreeze, type FhirStore } from '../../fixtures/store';
+import { outcomesOf, SCENARIO_OUTCOMES } from '../../scenarios/plan';
 import { webhookEnvelopeSchema } from '../../webhooks/envelope';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem } from '../http/problem';
@@ -28,6 +29,10 @@ const scenarioSchema = z
     domains: z.array(z.string()).meta({ description: 'The domains of the events its steps emit' }),
     typical_duration: z.string().meta({ description: 'ISO 8601 duration from the first step to the last', example: 'P3DT9H10M' }),
     typical_duration_seconds: z.number().int(),
+    outcomes: z
+      .array(z.enum(SCENARIO_OUTCOMES))
+      .meta({ description: 'The `outcome` values a run of it accepts (empty when it does not branch); absent, the payer rules decide' }),
+    run: z.string().meta({ description: 'Where to run it (POST)', example: '/v1/sandbox/scenarios/prior_auth_approved_after_pend/run' }),
     steps: z.array(
       z.object({
         id: z.string(),
@@ -88,6 +93,8 @@ function presentScenario(scenario: ScenarioDefinition): z.input<typeof scenarioS
     domains: scenarioDomains(scenario),
     typical_duration: isoDuration(total),
     typical_duration_seconds: total,
+    outcomes: [...outcomesOf(scenario.id)],
+    run: `/v1/sandbox/scenarios/${scenario.id}/run`,
     steps: scenario.steps.map((step) => ({
       id: step.id,
       description: step.description,

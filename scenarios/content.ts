@@ -1,0 +1,964 @@
+import type {
+  Appointment,
+  AuditEvent,
+  Bundle,
+  Claim,
+  ClaimResponse,
+  ClaimResponseItemAdjudication,
+  CodeableConcept,
+  CommunicationRequest,
+  Coverage,
+  CoverageEligibilityRequest,
+  CoverageEligibilityResponse,
+  DiagnosticReport,
+  DocumentReference,
+  Encounter,
+  ExplanationOfBenefit,
+  Extension,
+  FhirResource,
+  MedicationRequest,
+  Money,
+  Observation,
+  Patient,
+  PaymentReconciliation,
+  Practitioner,
+  Reference,
+  ServiceRequest,
+} from 'fhir/r4';
+import { findPayerRules, type PayerRules } from '../catalog/payer-rules';
+import { npiFromBase } from '../fixtures/npi';
+import type { FhirStore } from '../fixtures/store';
+import { SANDBOX_SYSTEM, SYNTHETIC_TAG } from '../fixtures/synthetic';
+import { CONDITIONS, concept, DOCUMENT_TYPES, ENCOUNTER_CLASSES, LABS, MEDICATIONS, REPORTS, SYSTEM, TAXONOMIES } from '../fixtures/terminology';
+import { simulatedOffsetsSeconds } from './clock';
+import { seededFraction } from './ids';
+import type { PlannedStep, RunPlan } from './plan';
+
+/**
+ * The FHIR R4 resources a run's steps emit, built for this run: ids start with the run's stamp
+ * (scenarios/ids.ts), references point at the patient's own Coverage and at the world's
+ * practitioners, organizations and locations, times follow the run's simulated clock, and every
+ * resource is tagged synthetic. Pure: the same plan, stamp and start give the same resources.
+ */
+
+export interface RunContent {
+  store: FhirStore;
+  plan: RunPlan;
+  stamp: string;
+  simulatedStart: Date;
+}
+
+const PAS_REVIEW_ACTION = 'http://hl7.org/fhir/us/davinci-pas/StructureDefinition/extension-reviewAction';
+const PAS_REVIEW_ACTION_CODE = 'http://hl7.org/fhir/us/davinci-pas/StructureDefinition/extension-reviewActionCode';
+/** X12 306 (HCR01), the 278 review action codes. */
+const X12_REVIEW_ACTION_SYSTEM = 'https://codesystem.x12.org/005010/306';
+const REVIEW_ACTIONS = {
+  A1: 'Certified in total',
+  A3: 'Not certified',
+  A4: 'Pended',
+  A6: 'Modified',
+} as const;
+type ReviewAction = keyof typeof REVIEW_ACTIONS;
+
+/** The world's cast for scenarios: who orders, images, admits and bills (ids from the committed fixtures). */
+const CAST = {
+  orthopaedist: 'syn-prac-009',
+  orthopaedics: 'syn-prov-northgate',
+  orthopaedicClinic: 'syn-loc-northgate-clinic',
+  radiologist: 'syn-prac-011',
+  hospital: 'syn-prov-lakeside',
+  imaging: 'syn-loc-lakeside-imaging',
+  emergency: 'syn-loc-lakeside-ed',
+  ward: 'syn-loc-lakeside-3west',
+  emergencyPhysician: 'syn-prac-012',
+  hospitalist: 'syn-prac-014',
+  familyPractice: 'syn-prov-riverside',
+  familyClinic: 'syn-loc-riverside-clinic',
+  familyPhysician: 'syn-prac-001',
+} as const;
+
+const ORDERING_OF_SCENARIO: Record<string, 'orthopaedics' | 'hospital' | 'family'> = {
+  prior_auth_approved_after_pend: 'orthopaedics',
+  prior_auth_denied: 'orthopaedics',
+  claim_denied_missing_auth: 'hospital',
+  inpatient_stay: 'hospital',
+  webhook_retries_exhausted: 'hospital',
+};
+
+function meta(versionId = '1', lastUpdated?: string) {
+  return { versionId, ...(lastUpdated ? { lastUpdated } : {}), tag: [SYNTHETIC_TAG] };
+}
+
+function usd(value: number): Money {
+  return { value: Math.round(value * 100) / 100, currency: 'USD' };
+}
+
+const iso = (date: Date) => date.toISOString().replace('.000Z', 'Z');
+const addHours = (time: string, hours: number) => iso(new Date(Date.parse(time) + hours * 3_600_000));
+const dateOf = (time: string) => time.slice(0, 10);
+
+/** Everything the builders share for one run. */
+class RunWorld {
+  readonly patient: Patient;
+  readonly coverage: Coverage;
+  readonly rules: PayerRules;
+  private readonly times: Map<string, string>;
+
+  constructor(readonly content: RunContent) {
+    const { store, plan } = content;
+    this.patient = store.read('Patient', plan.patient_id) as Patient;
+    this.coverage = store.read('Coverage', plan.coverage_id) as Coverage;
+    this.rules = findPayerRules(plan.payer_id)!;
+    const offsets = simulatedOffsetsSeconds(plan.steps);
+    this.times = new Map(plan.steps.map((step, index) => [step.id, iso(new Date(content.simulatedStart.getTime() + offsets[index]! * 1000))]));
+  }
+
+  get plan() {
+    return this.content.plan;
+  }
+
+  id(kind: string): string {
+    return `${this.content.stamp}-${kind}`;
+  }
+
+  at(stepId: string): string {
+    return this.times.get(stepId)!;
+  }
+
+  /** The first time of these steps that the plan has. */
+  firstAt(...stepIds: string[]): string {
+    const found = stepIds.find((id) => this.times.has(id));
+    return found ? this.at(found) : iso(this.content.simulatedStart);
+  }
+
+  fraction(label: string): number {
+    return seededFraction(this.content.stamp, label);
+  }
+
+  ref(type: string, id: string): Reference {
+    const resource = this.content.store.read(type, id) as { name?: unknown } | undefined;
+    if (!resource) throw new Error(`The fixtures hold no ${type}/${id}; regenerate them with npm run fixtures`);
+    const name = resource.name;
+    const display =
+      typeof name === 'string'
+        ? name
+        : Array.isArray(name) && name[0]
+          ? [...(name[0].prefix ?? []), ...(name[0].given ?? []), name[0].family].filter(Boolean).join(' ')
+          : undefined;
+    return { reference: `${type}/${id}`, ...(display ? { display } : {}) };
+  }
+
+  get subject(): Reference {
+    return this.ref('Patient', this.plan.patient_id);
+  }
+
+  get coverageRef(): Reference {
+    return { reference: `Coverage/${this.plan.coverage_id}` };
+  }
+
+  get insurer(): Reference {
+    return this.ref('Organization', this.plan.payer_id);
+  }
+
+  get familyPhysician(): Reference {
+    return this.patient.generalPractitioner?.[0] ?? this.ref('Practitioner', CAST.familyPhysician);
+  }
+
+  /** Who orders and bills in this scenario: practitioner, organization, location. */
+  get clinic(): { practitioner: Reference; organization: Reference; location: Reference } {
+    const ordering = ORDERING_OF_SCENARIO[this.plan.scenario_id] ?? 'family';
+    if (ordering === 'orthopaedics')
+      return {
+        practitioner: this.ref('Practitioner', CAST.orthopaedist),
+        organization: this.ref('Organization', CAST.orthopaedics),
+        location: this.ref('Location', CAST.orthopaedicClinic),
+      };
+    if (ordering === 'hospital')
+      return {
+        practitioner: this.ref('Practitioner', this.plan.scenario_id === 'claim_denied_missing_auth' ? CAST.radiologist : CAST.hospitalist),
+        organization: this.ref('Organization', CAST.hospital),
+        location: this.ref('Location', this.plan.scenario_id === 'claim_denied_missing_auth' ? CAST.imaging : CAST.ward),
+      };
+    return {
+      practitioner: this.familyPhysician,
+      organization: this.patient.managingOrganization ?? this.ref('Organization', CAST.familyPractice),
+      location: this.ref('Location', CAST.familyClinic),
+    };
+  }
+
+  /** The scenario's billed or requested service as a CodeableConcept. */
+  serviceConcept(which: 'service' | 'second_line' = 'service'): CodeableConcept {
+    const service = this.plan[which]!;
+    return concept({ system: service.system, code: service.code, display: service.display });
+  }
+}
+
+function collection(world: RunWorld, kind: string, timestamp: string, resources: FhirResource[]): Bundle {
+  return {
+    resourceType: 'Bundle',
+    id: world.id(kind),
+    meta: meta(),
+    type: 'collection',
+    timestamp,
+    entry: resources.map((resource) => ({ fullUrl: `urn:sandbox:${resource.resourceType}/${resource.id}`, resource })),
+  };
+}
+
+function reviewAction(code: ReviewAction, number?: string): Extension {
+  return {
+    url: PAS_REVIEW_ACTION,
+    extension: [
+      {
+        url: PAS_REVIEW_ACTION_CODE,
+        valueCodeableConcept: concept({ system: X12_REVIEW_ACTION_SYSTEM, code, display: REVIEW_ACTIONS[code] }),
+      },
+      ...(number ? [{ url: 'number', valueString: number }] : []),
+    ],
+  };
+}
+
+const ADJUDICATION = (code: string, display: string) => concept({ system: SYSTEM.adjudication, code, display });
+const PROFESSIONAL = concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' });
+const INSTITUTIONAL = concept({ system: SYSTEM.claimType, code: 'institutional', display: 'Institutional' });
+const NORMAL_PRIORITY = concept({ system: SYSTEM.processPriority, code: 'normal', display: 'Normal' });
+
+// ---------------------------------------------------------------------------------------------
+// Orders, encounters, results
+
+function serviceRequest(world: RunWorld, stepId: string): ServiceRequest {
+  const { practitioner } = world.clinic;
+  const lab = world.plan.scenario_id === 'lab_order_to_result';
+  return {
+    resourceType: 'ServiceRequest',
+    id: world.id('order'),
+    meta: meta(),
+    status: 'active',
+    intent: 'order',
+    category: [
+      lab
+        ? concept({ system: SYSTEM.snomed, code: '108252007', display: 'Laboratory procedure' })
+        : concept({ system: SYSTEM.snomed, code: '363679005', display: 'Imaging' }),
+    ],
+    code: lab ? concept(REPORTS.lipidPanel, { ...world.plan.service!, system: world.plan.service!.system }) : world.serviceConcept(),
+    subject: world.subject,
+    authoredOn: world.at(stepId),
+    requester: practitioner,
+    ...(lab ? {} : { performer: [world.ref('Organization', CAST.hospital)], locationReference: [world.ref('Location', CAST.imaging)] }),
+    insurance: [world.coverageRef],
+    ...(lab
+      ? { reasonCode: [concept(CONDITIONS.hyperlipidemia.icd10)] }
+      : { reasonCode: [concept(world.plan.service!.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10)] }),
+  };
+}
+
+/** The run's encounter as it stands at `event`: ADT moves it through status, class and location. */
+function encounter(world: RunWorld, event: string, stepId: string): Encounter {
+  const time = world.at(stepId);
+  if (event === 'adt.patient.registered') {
+    const { practitioner, location, organization } = world.clinic;
+    return {
+      resourceType: 'Encounter',
+      id: world.id('enc'),
+      meta: meta('1', time),
+      status: 'arrived',
+      class: ENCOUNTER_CLASSES.ambulatory,
+      type: [concept({ system: SYSTEM.snomed, code: '390906007', display: 'Follow-up encounter (procedure)' })],
+      subject: world.subject,
+      participant: [{ individual: practitioner }],
+      period: { start: time },
+      location: [{ location, status: 'active', period: { start: time } }],
+      serviceProvider: organization,
+    };
+  }
+  const admittedAt = world.firstAt('admitted', 'event_emitted');
+  const movedAt = world.firstAt('transferred');
+  const emergency = world.ref('Location', CAST.emergency);
+  const ward = world.ref('Location', CAST.ward);
+  const base: Encounter = {
+    resourceType: 'Encounter',
+    id: world.id('enc'),
+    meta: meta('1', time),
+    status: 'in-progress',
+    class: ENCOUNTER_CLASSES.inpatient,
+    classHistory: [{ class: ENCOUNTER_CLASSES.emergency, period: { start: addHours(admittedAt, -4), end: admittedAt } }],
+    type: [concept({ system: SYSTEM.snomed, code: '32485007', display: 'Hospital admission (procedure)' })],
+    subject: world.subject,
+    participant: [{ individual: world.ref('Practitioner', CAST.emergencyPhysician), period: { start: addHours(admittedAt, -4) } }],
+    period: { start: addHours(admittedAt, -4) },
+    reasonCode: [concept(CONDITIONS.pneumonia.snomed)],
+    hospitalization: { admitSource: concept({ system: SYSTEM.admitSource, code: 'emd', display: 'From accident/emergency department' }) },
+    location: [{ location: emergency, status: 'active', period: { start: addHours(admittedAt, -4) } }],
+    serviceProvider: world.ref('Organization', CAST.hospital),
+  };
+  if (event === 'adt.patient.admitted') return base;
+  const transferred: Encounter = {
+    ...base,
+    meta: meta('2', time),
+    participant: [
+      { individual: world.ref('Practitioner', CAST.emergencyPhysician), period: { start: addHours(admittedAt, -4), end: movedAt } },
+      { individual: world.ref('Practitioner', CAST.hospitalist), period: { start: movedAt } },
+    ],
+    location: [
+      { location: emergency, status: 'completed', period: { start: addHours(admittedAt, -4), end: movedAt } },
+      { location: ward, status: 'active', period: { start: movedAt } },
+    ],
+  };
+  if (event === 'adt.patient.transferred') return transferred;
+  return {
+    ...transferred,
+    meta: meta('3', time),
+    status: 'finished',
+    period: { start: addHours(admittedAt, -4), end: time },
+    participant: [
+      { individual: world.ref('Practitioner', CAST.emergencyPhysician), period: { start: addHours(admittedAt, -4), end: movedAt } },
+      { individual: world.ref('Practitioner', CAST.hospitalist), period: { start: movedAt, end: time } },
+    ],
+    hospitalization: {
+      ...base.hospitalization,
+      dischargeDisposition: concept({ system: SYSTEM.dischargeDisposition, code: 'home', display: 'Home' }),
+    },
+    location: [
+      { location: emergency, status: 'completed', period: { start: addHours(admittedAt, -4), end: movedAt } },
+      { location: ward, status: 'completed', period: { start: movedAt, end: time } },
+    ],
+  };
+}
+
+const RESULT_OF_SCENARIO = { outpatient_visit_to_payment: 'hba1c', lab_order_to_result: 'ldl', inpatient_stay: 'wbc' } as const;
+const REPORT_OF_RESULT = { hba1c: REPORTS.hba1c, ldl: REPORTS.lipidPanel, wbc: REPORTS.cbc } as const;
+/** Where each result falls: abnormal, as the scenario's story says. */
+const VALUE_RANGE = { hba1c: [7.2, 9.4], ldl: [132, 178], wbc: [12.5, 17.8] } as const;
+
+function resultKind(world: RunWorld): keyof typeof REPORT_OF_RESULT {
+  return RESULT_OF_SCENARIO[world.plan.scenario_id as keyof typeof RESULT_OF_SCENARIO] ?? 'hba1c';
+}
+
+function observation(world: RunWorld, stepId: string): Observation {
+  const kind = resultKind(world);
+  const measure = LABS[kind];
+  const [low, high] = VALUE_RANGE[kind];
+  const value = Number((low + (high - low) * world.fraction('result')).toFixed(measure.decimals));
+  const time = world.at(stepId);
+  return {
+    resourceType: 'Observation',
+    id: world.id('obs'),
+    meta: meta(),
+    status: 'final',
+    category: [concept({ system: SYSTEM.observationCategory, code: 'laboratory', display: 'Laboratory' })],
+    code: concept(measure.code),
+    subject: world.subject,
+    ...(world.plan.scenario_id === 'lab_order_to_result' ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
+    ...(world.plan.scenario_id === 'lab_order_to_result' ? {} : { encounter: { reference: `Encounter/${world.id('enc')}` } }),
+    effectiveDateTime: addHours(time, -1),
+    issued: time,
+    performer: [world.clinic.practitioner],
+    valueQuantity: { value, unit: measure.unit, system: SYSTEM.ucum, code: measure.ucum },
+    interpretation: [concept({ system: SYSTEM.interpretation, code: 'H', display: 'High' })],
+    referenceRange: [
+      {
+        ...(measure.low !== undefined ? { low: { value: measure.low, unit: measure.unit, system: SYSTEM.ucum, code: measure.ucum } } : {}),
+        ...(measure.high !== undefined ? { high: { value: measure.high, unit: measure.unit, system: SYSTEM.ucum, code: measure.ucum } } : {}),
+      },
+    ],
+  };
+}
+
+function diagnosticReport(world: RunWorld, stepId: string): DiagnosticReport {
+  const time = world.at(stepId);
+  return {
+    resourceType: 'DiagnosticReport',
+    id: world.id('report'),
+    meta: meta(),
+    status: 'final',
+    category: [concept({ system: SYSTEM.diagnosticServiceSection, code: 'LAB', display: 'Laboratory' })],
+    code: concept(REPORT_OF_RESULT[resultKind(world)]),
+    subject: world.subject,
+    ...(world.plan.scenario_id === 'lab_order_to_result' ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
+    effectiveDateTime: addHours(time, -1),
+    issued: time,
+    performer: [world.ref('Organization', CAST.hospital)],
+    result: [{ reference: `Observation/${world.id('obs')}` }],
+  };
+}
+
+function prescription(world: RunWorld, stepId: string): MedicationRequest {
+  return {
+    resourceType: 'MedicationRequest',
+    id: world.id('rx'),
+    meta: meta(),
+    status: 'active',
+    intent: 'order',
+    category: [concept({ system: SYSTEM.medicationRequestCategory, code: 'outpatient', display: 'Outpatient' })],
+    medicationCodeableConcept: concept(MEDICATIONS.metformin),
+    subject: world.subject,
+    encounter: { reference: `Encounter/${world.id('enc')}` },
+    authoredOn: world.at(stepId),
+    requester: world.clinic.practitioner,
+    reasonCode: [concept(CONDITIONS.diabetes.icd10)],
+    dosageInstruction: [{ sequence: 1, text: 'Take 1 tablet by mouth once daily with the evening meal' }],
+    dispenseRequest: { numberOfRepeatsAllowed: 3, quantity: { value: 90, unit: 'tablet' } },
+  };
+}
+
+function dischargeSummary(world: RunWorld, stepId: string): DocumentReference {
+  const text = 'Synthetic discharge summary: community-acquired pneumonia treated with IV then oral antibiotics; discharged home.';
+  return {
+    resourceType: 'DocumentReference',
+    id: world.id('doc'),
+    meta: meta(),
+    status: 'current',
+    docStatus: 'final',
+    type: concept(DOCUMENT_TYPES.dischargeSummary),
+    category: [concept({ system: SYSTEM.documentCategory, code: 'clinical-note', display: 'Clinical Note' })],
+    subject: world.subject,
+    date: world.at(stepId),
+    author: [world.ref('Practitioner', CAST.hospitalist)],
+    custodian: world.ref('Organization', CAST.hospital),
+    content: [{ attachment: { contentType: 'text/plain', data: Buffer.from(text).toString('base64'), title: 'Discharge summary' } }],
+    context: { encounter: [{ reference: `Encounter/${world.id('enc')}` }] },
+  };
+}
+
+function appointment(world: RunWorld, event: string, stepId: string): Appointment {
+  const priorAuth = world.plan.scenario_id === 'prior_auth_approved_after_pend';
+  const rebooked = stepId === 'rebooked';
+  const time = world.at(stepId);
+  const start = `${dateOf(addHours(time, (rebooked ? 9 : 7) * 24))}T${rebooked ? '15:30' : '09:00'}:00Z`;
+  const location = priorAuth ? world.ref('Location', CAST.imaging) : world.clinic.location;
+  const practitioner = priorAuth ? world.ref('Practitioner', CAST.radiologist) : world.clinic.practitioner;
+  const firstStart = `${dateOf(addHours(world.firstAt('booked'), 7 * 24))}T09:00:00Z`;
+  const appointmentStart = event === 'scheduling.appointment.cancelled' ? firstStart : start;
+  return {
+    resourceType: 'Appointment',
+    id: world.id(rebooked ? 'appt-2' : 'appt-1'),
+    meta: meta(event === 'scheduling.appointment.cancelled' ? '2' : '1', time),
+    status: event === 'scheduling.appointment.cancelled' ? 'cancelled' : 'booked',
+    ...(event === 'scheduling.appointment.cancelled'
+      ? {
+          cancelationReason: concept({
+            system: 'http://terminology.hl7.org/CodeSystem/appointment-cancellation-reason',
+            code: 'pat',
+            display: 'Patient',
+          }),
+        }
+      : {}),
+    serviceType: [
+      priorAuth ? world.serviceConcept() : concept({ system: SYSTEM.snomed, code: '390906007', display: 'Follow-up encounter (procedure)' }),
+    ],
+    ...(priorAuth ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
+    start: appointmentStart,
+    end: addHours(appointmentStart, priorAuth ? 1 : 0.5),
+    created: time,
+    participant: [
+      { actor: world.subject, status: 'accepted' },
+      { actor: practitioner, status: 'accepted' },
+      { actor: location, status: 'accepted' },
+    ],
+  };
+}
+
+function credentialedPractitioner(world: RunWorld, stepId: string): Practitioner {
+  const base = `1${String(Math.floor(world.fraction('npi') * 1e8)).padStart(8, '0')}`;
+  return {
+    resourceType: 'Practitioner',
+    id: world.id('prac'),
+    meta: meta('1', world.at(stepId)),
+    identifier: [{ system: SYSTEM.npi, value: npiFromBase(base) }],
+    active: true,
+    name: [{ use: 'official', family: 'Okafor-Lindqvist', given: ['Amara'], prefix: ['Dr.'], suffix: ['MD'] }],
+    gender: 'female',
+    qualification: [
+      {
+        code: concept(TAXONOMIES.endocrinology),
+        period: { start: dateOf(world.at(stepId)) },
+        issuer: { display: 'Primary-source verification (synthetic state medical board)' },
+      },
+    ],
+  };
+}
+
+function deliveryExhausted(world: RunWorld, stepId: string): AuditEvent {
+  return {
+    resourceType: 'AuditEvent',
+    id: world.id('audit'),
+    meta: meta(),
+    type: { system: 'http://dicom.nema.org/resources/ontology/DCM', code: '110100', display: 'Application Activity' },
+    action: 'E',
+    recorded: world.at(stepId),
+    outcome: '8',
+    outcomeDesc: `The admission event of Encounter/${world.id('enc')} failed after every retry`,
+    agent: [{ requestor: false, who: { display: 'Synthetic Healthcare Sandbox' } }],
+    source: { observer: { display: 'Synthetic Healthcare Sandbox webhook engine' } },
+    entity: [{ what: { reference: `Encounter/${world.id('enc')}` } }],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eligibility
+
+function eligibility(world: RunWorld, stepId: string): Bundle {
+  const time = world.at(stepId);
+  const { organization, practitioner } = world.clinic;
+  const costSharing = world.rules.eligibility.cost_sharing;
+  const request: CoverageEligibilityRequest = {
+    resourceType: 'CoverageEligibilityRequest',
+    id: world.id('elig-req'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.eligibilityTrace, value: world.id('elig').toUpperCase() }],
+    status: 'active',
+    purpose: ['benefits'],
+    patient: world.subject,
+    created: time,
+    enterer: practitioner,
+    provider: organization,
+    insurer: world.insurer,
+    insurance: [{ focal: true, coverage: world.coverageRef }],
+    ...(world.plan.service ? { item: [{ productOrService: world.serviceConcept() }] } : {}),
+  };
+  const needsAuth =
+    world.plan.service !== null && world.rules.prior_authorization.services.some((service) => service.code === world.plan.service!.code);
+  const response: CoverageEligibilityResponse = {
+    resourceType: 'CoverageEligibilityResponse',
+    id: world.id('elig-resp'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.eligibilityTrace, value: world.id('elig').toUpperCase() }],
+    status: 'active',
+    purpose: ['benefits'],
+    patient: world.subject,
+    created: addHours(time, 0.01),
+    request: { reference: `CoverageEligibilityRequest/${request.id}` },
+    outcome: 'complete',
+    disposition: 'Policy is currently in effect.',
+    insurer: world.insurer,
+    insurance: [
+      {
+        coverage: world.coverageRef,
+        inforce: true,
+        item: [
+          {
+            category: concept({
+              system: 'http://terminology.hl7.org/CodeSystem/ex-benefitcategory',
+              code: '30',
+              display: 'Health Benefit Plan Coverage',
+            }),
+            ...(world.plan.service ? { productOrService: world.serviceConcept() } : {}),
+            network: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-network', code: 'in', display: 'In Network' }),
+            benefit: [
+              {
+                type: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-type', code: 'copay', display: 'Copayment per service' }),
+                allowedMoney: usd(costSharing.specialist_copay),
+              },
+              {
+                type: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-type', code: 'deductible', display: 'Deductible' }),
+                allowedMoney: usd(costSharing.annual_deductible),
+              },
+            ],
+            authorizationRequired: needsAuth,
+          },
+        ],
+      },
+    ],
+  };
+  return collection(world, 'eligibility', time, [request, response]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prior authorization (Da Vinci PAS)
+
+const preAuthNumber = (world: RunWorld) =>
+  `${world.rules.payer_id.replace('syn-payer-', '').slice(0, 3).toUpperCase()}-${world.id('pa').slice(-10).toUpperCase()}`;
+
+function priorAuthRequest(world: RunWorld, stepId: string): Claim {
+  const { practitioner, organization } = world.clinic;
+  const service = world.plan.service!;
+  const diagnosis = service.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10;
+  return {
+    resourceType: 'Claim',
+    id: world.id('pa'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('pa').toUpperCase() }],
+    status: 'active',
+    type: PROFESSIONAL,
+    use: 'preauthorization',
+    patient: world.subject,
+    created: world.at(stepId),
+    insurer: world.insurer,
+    provider: organization,
+    priority: NORMAL_PRIORITY,
+    careTeam: [{ sequence: 1, provider: practitioner, qualification: concept(TAXONOMIES.orthopaedicSurgery) }],
+    diagnosis: [{ sequence: 1, diagnosisCodeableConcept: concept(diagnosis) }],
+    insurance: [{ sequence: 1, focal: true, coverage: world.coverageRef }],
+    item: [
+      {
+        sequence: 1,
+        careTeamSequence: [1],
+        diagnosisSequence: [1],
+        productOrService: world.serviceConcept(),
+        servicedDate: dateOf(addHours(world.at(stepId), 14 * 24)),
+        locationReference: world.ref('Location', CAST.imaging),
+        quantity: { value: 1 },
+        unitPrice: usd(service.charge),
+        net: usd(service.charge),
+      },
+    ],
+    total: usd(service.charge),
+  };
+}
+
+/** The payer's request for more information on a pended request (PAS: a contained CommunicationRequest). */
+function moreInformation(world: RunWorld, time: string, missing: string | undefined): CommunicationRequest {
+  return {
+    resourceType: 'CommunicationRequest',
+    id: 'more-information',
+    status: 'active',
+    category: [concept({ system: 'http://terminology.hl7.org/CodeSystem/communication-category', code: 'instruction', display: 'Instruction' })],
+    subject: world.subject,
+    about: [{ reference: `Claim/${world.id('pa')}` }],
+    payload: [{ contentString: missing ? `Send: ${missing}` : 'Send the supporting clinical documentation' }],
+    authoredOn: time,
+    sender: world.insurer,
+    recipient: [world.clinic.organization],
+  };
+}
+
+function priorAuthResponse(world: RunWorld, event: string, stepId: string): ClaimResponse {
+  const time = world.at(stepId);
+  const service = world.plan.service!;
+  const outcome = world.plan.outcome;
+  const pended = event === 'prior_auth.request.pended';
+  const approved = event === 'prior_auth.request.approved';
+  const modified = approved && outcome === 'modified';
+  const action: ReviewAction = pended ? 'A4' : modified ? 'A6' : approved ? 'A1' : 'A3';
+  const number = preAuthNumber(world);
+  const validDays = Math.round(world.rules.prior_authorization.approval_valid_days / (modified ? 2 : 1));
+  const documentation = world.rules.prior_authorization.services.find((entry) => entry.code === service.code)?.required_documentation ?? [];
+  const missing = documentation.find((entry) => entry.code === 'prior_imaging') ?? documentation[0];
+  const adjudication: ClaimResponseItemAdjudication = {
+    extension: [reviewAction(action, approved ? number : undefined)],
+    category: ADJUDICATION('submitted', 'Submitted Amount'),
+    ...(approved || pended
+      ? {}
+      : { reason: concept({ system: SYSTEM.carc, code: world.plan.denial!.carc, display: world.plan.denial!.description }) }),
+    amount: usd(service.charge),
+  };
+  return {
+    resourceType: 'ClaimResponse',
+    id: world.id(pended ? 'pa-pended' : 'pa-decision'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.priorAuthNumber, value: approved ? number : `${number}-${pended ? 'P' : 'D'}` }],
+    status: 'active',
+    type: PROFESSIONAL,
+    use: 'preauthorization',
+    patient: world.subject,
+    created: time,
+    insurer: world.insurer,
+    requestor: world.clinic.organization,
+    request: { reference: `Claim/${world.id('pa')}` },
+    outcome: pended ? 'queued' : 'complete',
+    disposition: pended
+      ? 'Pended: additional documentation requested'
+      : modified
+        ? 'Approved with modifications'
+        : approved
+          ? 'Approved'
+          : `Denied: ${world.plan.denial!.description}`,
+    ...(approved ? { preAuthRef: number, preAuthPeriod: { start: dateOf(time), end: dateOf(addHours(time, validDays * 24)) } } : {}),
+    item: [{ itemSequence: 1, adjudication: [adjudication] }],
+    ...(pended
+      ? {
+          contained: [moreInformation(world, time, missing?.description)],
+          communicationRequest: [{ reference: '#more-information' }],
+          processNote: [
+            { number: 1, type: 'display', text: missing ? `Send: ${missing.description}` : 'Send the supporting clinical documentation' },
+          ],
+        }
+      : {}),
+    ...(modified ? { processNote: [{ number: 1, type: 'display', text: `Approved for a shorter period than requested: ${validDays} days.` }] } : {}),
+    ...(!approved && !pended ? { processNote: [{ number: 1, type: 'display', text: world.plan.denial!.description }] } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claims: submission, acknowledgement (277CA), adjudication (ClaimResponse + EOB), remittance (835)
+
+interface LineDecision {
+  sequence: number;
+  service: NonNullable<RunPlan['service']>;
+  allowed: number;
+  memberShare: number;
+  paid: number;
+  denied: boolean;
+}
+
+function claimLines(world: RunWorld): NonNullable<RunPlan['service']>[] {
+  return [world.plan.service!, ...(world.plan.second_line ? [world.plan.second_line] : [])];
+}
+
+function lineDecisions(world: RunWorld): LineDecision[] {
+  const percent = world.rules.claims.allowed_percent_of_charges / 100;
+  const costSharing = world.rules.eligibility.cost_sharing;
+  return claimLines(world).map((service, index) => {
+    const denied = world.plan.outcome === 'denied' || (world.plan.outcome === 'partially_paid' && index > 0);
+    const allowed = denied ? 0 : Math.round(service.charge * percent * 100) / 100;
+    const officeVisit = /^992\d\d$/.test(service.code);
+    const memberShare = denied
+      ? 0
+      : officeVisit
+        ? Math.min(allowed, costSharing.primary_care_copay)
+        : Math.round(allowed * costSharing.coinsurance_percent) / 100;
+    return { sequence: index + 1, service, allowed, memberShare, paid: Math.round((allowed - memberShare) * 100) / 100, denied };
+  });
+}
+
+const total = (lines: LineDecision[], field: 'allowed' | 'memberShare' | 'paid') =>
+  Math.round(lines.reduce((sum, line) => sum + line[field], 0) * 100) / 100;
+
+function claimType(world: RunWorld) {
+  return world.plan.scenario_id === 'inpatient_stay' ? INSTITUTIONAL : PROFESSIONAL;
+}
+
+function claim(world: RunWorld, stepId: string): Claim {
+  const { practitioner, organization, location } = world.clinic;
+  const lines = claimLines(world);
+  const serviceDate = dateOf(world.firstAt('patient_registered', 'admitted', 'claim_submitted'));
+  const inpatient = world.plan.scenario_id === 'inpatient_stay';
+  const diagnosis =
+    world.plan.scenario_id === 'outpatient_visit_to_payment'
+      ? CONDITIONS.diabetes.icd10
+      : inpatient
+        ? CONDITIONS.pneumonia.icd10
+        : CONDITIONS.kneeOsteoarthritis.icd10;
+  const hasEncounter = inpatient || world.plan.scenario_id === 'outpatient_visit_to_payment';
+  return {
+    resourceType: 'Claim',
+    id: world.id('claim'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    status: 'active',
+    type: claimType(world),
+    use: 'claim',
+    patient: world.subject,
+    billablePeriod: { start: serviceDate, end: dateOf(world.at(stepId)) },
+    created: world.at(stepId),
+    insurer: world.insurer,
+    provider: organization,
+    priority: NORMAL_PRIORITY,
+    careTeam: [{ sequence: 1, provider: practitioner }],
+    diagnosis: [{ sequence: 1, diagnosisCodeableConcept: concept(diagnosis) }],
+    insurance: [{ sequence: 1, focal: true, coverage: world.coverageRef }],
+    item: lines.map((service, index) => ({
+      sequence: index + 1,
+      careTeamSequence: [1],
+      diagnosisSequence: [1],
+      productOrService: concept({ system: service.system, code: service.code, display: service.display }),
+      servicedDate: serviceDate,
+      locationReference: location,
+      quantity: { value: 1 },
+      unitPrice: usd(service.charge),
+      net: usd(service.charge),
+      ...(hasEncounter ? { encounter: [{ reference: `Encounter/${world.id('enc')}` }] } : {}),
+    })),
+    total: usd(lines.reduce((sum, service) => sum + service.charge, 0)),
+  };
+}
+
+function claimAcknowledgement(world: RunWorld, stepId: string): ClaimResponse {
+  return {
+    resourceType: 'ClaimResponse',
+    id: world.id('claim-ack'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    status: 'active',
+    type: claimType(world),
+    use: 'claim',
+    patient: world.subject,
+    created: world.at(stepId),
+    insurer: world.insurer,
+    requestor: world.clinic.organization,
+    request: { reference: `Claim/${world.id('claim')}` },
+    outcome: 'queued',
+    disposition: 'Accepted for adjudication (277CA: A2, acknowledgement/acceptance into adjudication system)',
+  };
+}
+
+function lineAdjudication(world: RunWorld, line: LineDecision): ClaimResponseItemAdjudication[] {
+  const reason = world.plan.denial;
+  if (line.denied)
+    return [
+      { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(line.service.charge) },
+      {
+        category: ADJUDICATION('benefit', 'Benefit Amount'),
+        ...(reason ? { reason: concept({ system: SYSTEM.carc, code: reason.carc, display: reason.description }) } : {}),
+        amount: usd(0),
+      },
+    ];
+  return [
+    { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(line.service.charge) },
+    { category: ADJUDICATION('eligible', 'Eligible Amount'), amount: usd(line.allowed) },
+    { category: ADJUDICATION('copay', 'CoPay'), amount: usd(line.memberShare) },
+    { category: ADJUDICATION('benefit', 'Benefit Amount'), amount: usd(line.paid) },
+  ];
+}
+
+function paymentDate(world: RunWorld): string {
+  return dateOf(world.firstAt('payment_issued', 'remittance_issued'));
+}
+
+function adjudication(world: RunWorld, stepId: string): Bundle {
+  const time = world.at(stepId);
+  const lines = lineDecisions(world);
+  const paid = total(lines, 'paid');
+  const disposition =
+    world.plan.outcome === 'denied'
+      ? `Denied: ${world.plan.denial?.description ?? 'not payable'}`
+      : world.plan.outcome === 'partially_paid'
+        ? 'Partially paid: one line denied'
+        : 'Paid';
+  const totals = [
+    { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(lines.reduce((sum, line) => sum + line.service.charge, 0)) },
+    { category: ADJUDICATION('eligible', 'Eligible Amount'), amount: usd(total(lines, 'allowed')) },
+    { category: ADJUDICATION('benefit', 'Benefit Amount'), amount: usd(paid) },
+  ];
+  const response: ClaimResponse = {
+    resourceType: 'ClaimResponse',
+    id: world.id('claim-response'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    status: 'active',
+    type: claimType(world),
+    use: 'claim',
+    patient: world.subject,
+    created: time,
+    insurer: world.insurer,
+    requestor: world.clinic.organization,
+    request: { reference: `Claim/${world.id('claim')}` },
+    outcome: 'complete',
+    disposition,
+    item: lines.map((line) => ({ itemSequence: line.sequence, adjudication: lineAdjudication(world, line) })),
+    total: totals,
+    ...(paid > 0
+      ? {
+          payment: {
+            type: concept({ system: SYSTEM.paymentType, code: 'complete', display: 'Complete' }),
+            date: paymentDate(world),
+            amount: usd(paid),
+          },
+        }
+      : {}),
+  };
+  const eob: ExplanationOfBenefit = {
+    resourceType: 'ExplanationOfBenefit',
+    id: world.id('eob'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    status: 'active',
+    type: claimType(world),
+    use: 'claim',
+    patient: world.subject,
+    created: time,
+    insurer: world.insurer,
+    provider: world.clinic.organization,
+    claim: { reference: `Claim/${world.id('claim')}` },
+    claimResponse: { reference: `ClaimResponse/${response.id}` },
+    outcome: 'complete',
+    disposition,
+    insurance: [{ focal: true, coverage: world.coverageRef }],
+    item: lines.map((line) => ({
+      sequence: line.sequence,
+      productOrService: concept({ system: line.service.system, code: line.service.code, display: line.service.display }),
+      net: usd(line.service.charge),
+      adjudication: lineAdjudication(world, line),
+    })),
+    total: totals,
+    ...(paid > 0
+      ? {
+          payment: {
+            type: concept({ system: SYSTEM.paymentType, code: 'complete', display: 'Complete' }),
+            date: paymentDate(world),
+            amount: usd(paid),
+          },
+        }
+      : {}),
+  };
+  return collection(world, 'adjudication', time, [response, eob]);
+}
+
+function remittance(world: RunWorld, stepId: string): PaymentReconciliation {
+  const time = world.at(stepId);
+  const paid = total(lineDecisions(world), 'paid');
+  return {
+    resourceType: 'PaymentReconciliation',
+    id: world.id('remit'),
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.remittanceTrace, value: world.id('eft').toUpperCase() }],
+    status: 'active',
+    created: time,
+    paymentIssuer: world.insurer,
+    requestor: world.clinic.organization,
+    outcome: 'complete',
+    disposition: paid > 0 ? '835 remittance: claim paid' : '835 remittance: claim denied, no payment',
+    paymentDate: dateOf(time),
+    paymentAmount: usd(paid),
+    paymentIdentifier: { system: SANDBOX_SYSTEM.remittanceTrace, value: world.id('eft').toUpperCase() },
+    detail: [
+      {
+        type: concept({ system: 'http://terminology.hl7.org/CodeSystem/payment-type', code: 'payment', display: 'Payment' }),
+        request: { reference: `Claim/${world.id('claim')}` },
+        response: { reference: `ClaimResponse/${world.id('claim-response')}` },
+        submitter: world.clinic.organization,
+        payee: world.clinic.organization,
+        date: dateOf(time),
+        amount: usd(paid),
+      },
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Builder = (world: RunWorld, event: string, stepId: string) => FhirResource;
+
+const BUILDERS: Record<string, Builder> = {
+  'orders.service_request.placed': (world, _event, stepId) => serviceRequest(world, stepId),
+  'eligibility.check.completed': (world, _event, stepId) => eligibility(world, stepId),
+  'prior_auth.request.submitted': (world, _event, stepId) => priorAuthRequest(world, stepId),
+  'prior_auth.request.pended': priorAuthResponse,
+  'prior_auth.request.approved': priorAuthResponse,
+  'prior_auth.request.denied': priorAuthResponse,
+  'scheduling.appointment.booked': appointment,
+  'scheduling.appointment.cancelled': appointment,
+  'adt.patient.registered': encounter,
+  'adt.patient.admitted': encounter,
+  'adt.patient.transferred': encounter,
+  'adt.patient.discharged': encounter,
+  'results.observation.final': (world, _event, stepId) => observation(world, stepId),
+  'results.report.final': (world, _event, stepId) => diagnosticReport(world, stepId),
+  'medications.prescription.created': (world, _event, stepId) => prescription(world, stepId),
+  'documents.document.available': (world, _event, stepId) => dischargeSummary(world, stepId),
+  'claims.claim.submitted': (world, _event, stepId) => claim(world, stepId),
+  'claims.claim.acknowledged': (world, _event, stepId) => claimAcknowledgement(world, stepId),
+  'claims.claim.adjudicated': (world, _event, stepId) => adjudication(world, stepId),
+  'remittance.payment.issued': (world, _event, stepId) => remittance(world, stepId),
+  'credentialing.practitioner.verified': (world, _event, stepId) => credentialedPractitioner(world, stepId),
+  'webhook.delivery.exhausted': (world, _event, stepId) => deliveryExhausted(world, stepId),
+};
+
+/** Whether every event scenarios emit has a builder (checked by a test, so a new catalog event cannot be forgotten). */
+export function canBuild(event: string): boolean {
+  return event in BUILDERS;
+}
+
+/** The resource each of the step's events carries, in the step's order. */
+export function buildStepResources(content: RunContent, step: PlannedStep): { event: string; resource: FhirResource }[] {
+  const world = new RunWorld(content);
+  return step.emits.map((event) => {
+    const build = BUILDERS[event];
+    if (!build) throw new Error(`No scenario content for ${event}`);
+    return { event, resource: build(world, event, step.id) };
+  });
+}
+
+/** The simulated time a step happens at. */
+export function simulatedTimeOf(content: RunContent, stepId: string): string {
+  return new RunWorld(content).at(stepId);
+}
