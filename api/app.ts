@@ -3,8 +3,9 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { canEvaluate } from '../fhir/search-parameters';
 import type { FhirStore } from '../fixtures/store';
+import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
-import type { Database } from '../platform/database';
+import type { Database, Listen } from '../platform/database';
 import { createWorkflowClient } from '../platform/workflow-client';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
@@ -24,6 +25,8 @@ import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
 import { perKeyRateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { type AnyRoute, mountRoutes } from './http/route';
+import { credentialingRoutes } from './interop/credentialing';
+import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
 import { sandboxResourceRoutes } from './sandbox/resources';
@@ -40,6 +43,8 @@ import { settingsRoutes } from './webhooks/settings';
 export interface ApiDependencies {
   config: Config;
   db: Database;
+  /** The database's LISTEN (DatabaseHandle.listen): revoked API keys leave this process's cache through it. */
+  listen: Listen;
   temporal: Client;
   logger: Logger;
   version: string;
@@ -68,6 +73,8 @@ export function createApp(deps: ApiDependencies): Express {
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
     ...hl7Routes({ ...deps, workflows }),
+    ...mpiRoutes(deps),
+    ...credentialingRoutes(deps),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];
@@ -88,7 +95,7 @@ export function createApp(deps: ApiDependencies): Express {
 
   const router = express.Router();
   mountRoutes(router, routes, {
-    apiKey: [authenticate(deps.db), perKeyRateLimit(deps.config.RATE_LIMIT_PER_MINUTE)],
+    apiKey: [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)],
     creatingWork: [idempotency(deps.db)],
   });
   app.use(router);

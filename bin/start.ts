@@ -42,7 +42,15 @@ runMain(async () => {
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
   await ensureRetentionSchedule(temporal.client, config, logger);
   const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db, logger });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
+  const app = createApp({
+    config,
+    db: database.db,
+    listen: database.listen,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore: loadFhirStore(),
+  });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
   const mllp = await startMllpListener({
     config,

@@ -2,6 +2,7 @@ import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResou
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
+import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
 
 /**
@@ -304,8 +305,8 @@ const definitions: EventDefinition[] = [
   {
     name: 'credentialing.practitioner.verified',
     domain: 'credentialing',
-    description: 'A practitioner passed primary-source verification.',
-    sampleResource: fromWorld('Practitioner', (practitioner) => practitioner.id === 'syn-prac-001'),
+    description: "A practitioner passed primary-source verification: the credentialing file's Practitioner, role and VerificationResults.",
+    sampleResource: (store) => credentialingBundle(store, 'syn-prac-001')!,
   },
   {
     name: DELIVERY_EXHAUSTED_EVENT,

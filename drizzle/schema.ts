@@ -278,3 +278,17 @@ export const smartSigningKeys = pgTable('smart_signing_keys', {
 
 export type SmartClient = typeof smartClients.$inferSelect;
 export type SmartAuthorization = typeof smartAuthorizations.$inferSelect;
+
+/**
+ * Per-API-key request counts, one row per key and one-minute window, shared by every API process so
+ * the rate limit holds across them. UNLOGGED in the migration: a count lost in a crash costs nothing.
+ */
+export const rateLimitWindows = pgTable(
+  'rate_limit_windows',
+  {
+    key: text('key').notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true, mode: 'date' }).notNull(),
+    hits: integer('hits').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.key, table.windowStart] })],
+);
