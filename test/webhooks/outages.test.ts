@@ -201,8 +201,14 @@ describe('an MLLP message during a database outage', () => {
     expect(during).toMatch(/MSA\|AE\|/);
     expect(during).toContain('send it again shortly');
 
-    const after = await handle(text);
-    expect(after).toMatch(/MSA\|AA\|/);
+    // The sender sends it again, as the AE asks, until it is accepted (reconnecting may take a moment).
+    const after = await waitUntil(
+      async () => {
+        const ack = await handle(text);
+        return /MSA\|AA\|/.test(ack) ? ack : undefined;
+      },
+      { what: 'the message being accepted once the database is back', intervalMs: 200 },
+    );
     const [, deliveryId] = after.match(/delivery (dlv_\w+)/)!;
     await expectDeliveredOnce(tenant.key, [deliveryId!]);
   });
