@@ -5,7 +5,7 @@ import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
 import { connections, type Delivery, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import { asFhirJson } from '../fhir/resource-json';
-import type { Database } from '../platform/database';
+import { type Database, retryWhileUnavailable } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
@@ -36,6 +36,8 @@ interface WebhookTarget {
 }
 
 const RESPONSE_BODY_LIMIT = 2048;
+/** How long an attempt waits for the database to record it; within the attempt activity's 2 minutes. */
+const RECORD_ATTEMPT_WITHIN_MS = 60_000;
 
 /** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
 export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, resolveHost = resolveWithSystem }: DeliveryActivityDependencies) {
@@ -86,25 +88,31 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       const chaos = pickChaos(chaosProfile, input.attemptNumber);
       const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs, resolveHost });
 
-      await db
-        .insert(deliveryAttempts)
-        .values({
-          id: newId('att'),
-          deliveryId: input.deliveryId,
-          number: input.attemptNumber,
-          trigger: input.trigger,
-          startedAt,
-          durationMs: Date.now() - startedAt.getTime(),
-          targetUrl: target.url,
-          targetSource: target.url ? target.source : null,
-          outcome: exchange.outcome,
-          responseStatus: exchange.responseStatus,
-          responseBody: exchange.responseBody,
-          retryAfterMs: exchange.retryAfterMs,
-          error: exchange.error,
-          chaos: chaos?.mode ?? null,
-        })
-        .onConflictDoNothing();
+      const durationMs = Date.now() - startedAt.getTime();
+      // The receiver has been called: losing this record would make a retried activity call it again.
+      await retryWhileUnavailable(
+        () =>
+          db
+            .insert(deliveryAttempts)
+            .values({
+              id: newId('att'),
+              deliveryId: input.deliveryId,
+              number: input.attemptNumber,
+              trigger: input.trigger,
+              startedAt,
+              durationMs,
+              targetUrl: target.url,
+              targetSource: target.url ? target.source : null,
+              outcome: exchange.outcome,
+              responseStatus: exchange.responseStatus,
+              responseBody: exchange.responseBody,
+              retryAfterMs: exchange.retryAfterMs,
+              error: exchange.error,
+              chaos: chaos?.mode ?? null,
+            })
+            .onConflictDoNothing(),
+        RECORD_ATTEMPT_WITHIN_MS,
+      );
       return { outcome: exchange.outcome, responseStatus: exchange.responseStatus, retryAfterMs: exchange.retryAfterMs };
     },
 

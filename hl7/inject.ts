@@ -93,12 +93,13 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Pr
     const addressee = addresseeOf(outcome.message);
     const msh = outcome.message.header;
     const [application, facility] = [msh.get(5), msh.get(6)];
-    const recipient = await findRecipientByIdentity(deps.db, application, facility);
-    if (!recipient) {
-      const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
-      return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
-    }
+    // A database or Temporal outage, at the lookup or the start, is an AE (send again), not a dropped connection.
     try {
+      const recipient = await findRecipientByIdentity(deps.db, application, facility);
+      if (!recipient) {
+        const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
+        return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
+      }
       const deliveryId = await deliverHl7(deps, recipient, outcome);
       return buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
     } catch (error) {

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -154,6 +155,23 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * Runs `work` again while the database is unavailable (isDatabaseUnavailable), backing off up to
+ * 2 s between tries, for at most `withinMs`; any other error, or the time running out, is thrown.
+ * For a write that must not be lost once something irreversible happened before it (a webhook sent).
+ */
+export async function retryWhileUnavailable<T>(work: () => Promise<T>, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() + delayMs > deadline) throw error;
+      await sleep(delayMs);
+    }
+  }
 }
 
 export async function pingDatabase(db: Database): Promise<void> {

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mllpHandler } from '../../hl7/inject';
+import { renderTemplate } from '../../hl7/templates';
+import { createWorkflowClient } from '../../platform/workflow-client';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { type CallResult, startTestService, type TestService } from '../support/service';
@@ -174,6 +177,41 @@ describe('a database outage', () => {
     },
     60_000,
   );
+});
+
+describe('an MLLP message during a database outage', () => {
+  it('is answered AE (send it again), not dropped, and AA with its delivery once the database is back', async () => {
+    const tenant = await tenantReceivingAt(service, receiver.url);
+    const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'MLLP feed (synthetic)' } });
+    const application = `OUTAGE${randomUUID().slice(0, 8).toUpperCase()}`;
+    await service.call(`/v1/sandbox/hl7/identities/${connection.body.id}`, {
+      key: tenant.key,
+      method: 'PUT',
+      body: { receiving_application: application, receiving_facility: 'MLLP' },
+    });
+    const handle = mllpHandler({
+      db: service.database.db,
+      workflows: createWorkflowClient(service.temporal, service.taskQueue),
+      retryScheduleMs: service.config.WEBHOOK_RETRY_SCHEDULE,
+    });
+    const text = renderTemplate('adt-a01')!.er7.replace('|SANDBOX|SYNTHETIC|', `|${application}|MLLP|`);
+
+    await database.cut();
+    const during = await handle(text).finally(() => database.restore());
+    expect(during).toMatch(/MSA\|AE\|/);
+    expect(during).toContain('send it again shortly');
+
+    // The sender sends it again, as the AE asks, until it is accepted (reconnecting may take a moment).
+    const after = await waitUntil(
+      async () => {
+        const ack = await handle(text);
+        return /MSA\|AA\|/.test(ack) ? ack : undefined;
+      },
+      { what: 'the message being accepted once the database is back', intervalMs: 200 },
+    );
+    const [, deliveryId] = after.match(/delivery (dlv_\w+)/)!;
+    await expectDeliveredOnce(tenant.key, [deliveryId!]);
+  });
 });
 
 describe('a Temporal outage', () => {
