@@ -1,10 +1,12 @@
 import { count } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import { organizations } from '../drizzle/schema';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
+import { createRetentionActivities } from './retention';
 
 export interface ActivityDependencies {
   db: Database;
@@ -14,15 +16,18 @@ export interface ActivityDependencies {
   resolveHost?: ResolveHost;
   /** The synthetic world the aggregator's simulated sources hold copies of; the committed one when absent. */
   fhirStore?: FhirStore;
+  /** Where housekeeping activities report what they did (the retention counts). */
+  logger?: Logger;
 }
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
  * pattern) so tests and processes hand in their own database and settings.
  */
-export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs, resolveHost, fhirStore = loadFhirStore() }: ActivityDependencies) {
+export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs, resolveHost, logger, fhirStore = loadFhirStore() }: ActivityDependencies) {
   return {
     ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
+    ...createRetentionActivities({ db, logger }),
     ...createAggregatorActivities({ db, fhirStore }),
 
     /** Proves a workflow can reach the database through the worker. */

@@ -3,8 +3,9 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { canEvaluate } from '../fhir/search-parameters';
 import type { FhirStore } from '../fixtures/store';
+import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
-import type { Database } from '../platform/database';
+import type { Database, Listen } from '../platform/database';
 import { createWorkflowClient } from '../platform/workflow-client';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
@@ -43,6 +44,8 @@ import { settingsRoutes } from './webhooks/settings';
 export interface ApiDependencies {
   config: Config;
   db: Database;
+  /** The database's LISTEN (DatabaseHandle.listen): revoked API keys leave this process's cache through it. */
+  listen: Listen;
   temporal: Client;
   logger: Logger;
   version: string;
@@ -94,7 +97,7 @@ export function createApp(deps: ApiDependencies): Express {
 
   const router = express.Router();
   mountRoutes(router, routes, {
-    apiKey: [authenticate(deps.db), perKeyRateLimit(deps.config.RATE_LIMIT_PER_MINUTE)],
+    apiKey: [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)],
     creatingWork: [idempotency(deps.db)],
   });
   app.use(router);

@@ -129,7 +129,7 @@ async function throughInject(): Promise<void> {
     const worker = await startWorker({ address: temporalAddress, config, db: handle.db });
     cleanups.unshift(worker.stop);
     const api = await listen(
-      createApp({ config, db: handle.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
+      createApp({ config, db: handle.db, listen: handle.listen, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
       '127.0.0.1',
       0,
       5,

@@ -1,7 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import autocannon from 'autocannon';
@@ -13,14 +14,16 @@ import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
 import { VERSION } from '../platform/version';
+import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 
 /**
  * `npm run bench`: the synthetic-FHIR and catalog read endpoints under load (autocannon, loopback
  * only, bounded duration), each beside a bare Express handler that answers the same JSON body, in
  * the same run. "Ours" goes through everything a partner's request does: request id and logging
- * middleware, API-key lookup in Postgres, the per-key rate limiter, zod validation of the query,
- * the memory indexes. Reads never touch Temporal, so the client here never connects.
+ * middleware, the API key (cached per process), the per-key rate limit (counted in Postgres), zod
+ * validation of the query, the memory indexes; FHIR reads verify a SMART access token (JWT and its
+ * row). Reads never touch Temporal, so the client here never connects.
  *
  * BENCH_DURATION seconds per measurement (5), BENCH_CONNECTIONS (32),
  * BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
@@ -29,22 +32,32 @@ const duration = Number(process.env.BENCH_DURATION ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** `/healthz` first: no API key, so its row is the cost of the middleware alone, for comparison. */
-const ENDPOINTS = [
-  '/healthz',
-  '/v1/patients',
-  '/v1/patients?name=ru&gender=female',
-  '/v1/patients/syn-pat-0001',
-  '/v1/sandbox/resources/Observation?patient=syn-pat-0001',
-  '/v1/sandbox/resources/Observation?limit=200',
-  '/v1/sandbox/resources/Claim/syn-clm-0001-001',
-  '/v1/sandbox/domains/prior_auth',
-  '/v1/sandbox/payer-rules/syn-payer-alderpeak',
+/**
+ * `/healthz` first: no credential, so its row is the cost of the middleware alone, for comparison.
+ * `goal` is issue 12's: ours ÷ bare at least `ratio`, p99 at most `p99` ms.
+ */
+interface Endpoint {
+  path: string;
+  credential: 'none' | 'api key' | 'SMART token';
+  goal?: { ratio: number; p99?: number };
+}
+const ENDPOINTS: Endpoint[] = [
+  { path: '/healthz', credential: 'none' },
+  { path: '/v1/patients', credential: 'api key', goal: { ratio: 0.6 } },
+  { path: '/v1/patients?name=ru&gender=female', credential: 'api key' },
+  { path: '/v1/patients/syn-pat-0001', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
+  { path: '/v1/sandbox/resources/Observation?patient=syn-pat-0001', credential: 'api key' },
+  { path: '/v1/sandbox/resources/Observation?limit=200', credential: 'api key' },
+  { path: '/v1/sandbox/resources/Claim/syn-clm-0001-001', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
+  { path: '/v1/sandbox/domains/prior_auth', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
+  { path: '/v1/sandbox/payer-rules/syn-payer-alderpeak', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
+  { path: '/fhir/R4/Patient/syn-pat-0001', credential: 'SMART token' },
+  { path: '/fhir/R4/Observation?patient=syn-pat-0001', credential: 'SMART token' },
 ];
 
-function listenOnLoopback(app: express.Express): Promise<{ server: Server; url: string }> {
+function listenOnLoopback(app: express.Express, port = 0): Promise<{ server: Server; url: string }> {
   return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+    const server = app.listen(port, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
     server.keepAliveTimeout = 30_000;
   });
 }
@@ -61,12 +74,85 @@ async function measure(url: string, headers: Record<string, string> = {}): Promi
   return { rate: result.requests.average, p99: result.latency.p99, failures: result.non2xx + result.errors + result.timeouts };
 }
 
+function formatLoad(): string {
+  return loadavg()
+    .map((load) => load.toFixed(2))
+    .join(', ');
+}
+
+function verdict(endpoint: Endpoint, ratio: number, p99: number): string {
+  if (!endpoint.goal) return '';
+  const { ratio: wanted, p99: ceiling } = endpoint.goal;
+  const met = ratio >= wanted && (ceiling === undefined || p99 <= ceiling);
+  return `${met ? 'met' : 'NOT met'} (≥ ${wanted}${ceiling === undefined ? '' : `, p99 ≤ ${ceiling} ms`})`;
+}
+
+/**
+ * A SMART access token the way an app gets one: register a public client with the API key, start an
+ * EHR launch for syn-pat-0001, authorize (PKCE), exchange the code.
+ */
+async function smartAccessToken(baseUrl: string, key: string): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+    return response.json() as Promise<Record<string, string>>;
+  };
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const client = await post('/v1/smart/clients', {
+    client_name: 'Bench app (synthetic)',
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'none',
+  });
+  const launch = await post('/v1/smart/launch', { client_id: client.client_id, patient: 'syn-pat-0001' });
+  const verifier = randomBytes(48).toString('base64url');
+  const authorize = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id!,
+    redirect_uri: redirectUri,
+    scope: 'launch patient/*.rs',
+    state: 'bench',
+    aud: `${baseUrl}/fhir/R4`,
+    launch: launch.launch!,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  const redirect = await fetch(`${baseUrl}/oauth/authorize?${authorize}`, { redirect: 'manual' });
+  const code = new URL(redirect.headers.get('location') ?? '', baseUrl).searchParams.get('code');
+  if (!code) throw new Error(`authorization answered ${redirect.status} to ${redirect.headers.get('location')}`);
+  const token = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: client.client_id!,
+      code_verifier: verifier,
+    }),
+  });
+  if (!token.ok) throw new Error(`token exchange answered ${token.status}: ${await token.text()}`);
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
 async function main() {
   const scratchDatabase = await createScratchDatabase(adminUrl, 'sandbox_bench_reads');
   const scratch = mkdtempSync(join(tmpdir(), 'sandbox-bench-reads-'));
   const servers: Server[] = [];
   try {
-    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: scratchDatabase.url, DATA_DIR: scratch, RATE_LIMIT_PER_MINUTE: '100000000' });
+    // The port comes first: the SMART token's audience is PUBLIC_BASE_URL/fhir/R4.
+    const port = await freePort();
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: scratchDatabase.url,
+      DATA_DIR: scratch,
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    });
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: scratch });
     const organization = await createOrganization(database.db, { name: 'Bench Health (synthetic)' });
     const { key } = await issueApiKey(database.db, organization.id);
@@ -74,17 +160,31 @@ async function main() {
     const started = performance.now();
     const fhirStore = loadFhirStore();
     const loadedIn = performance.now() - started;
-    const ours = await listenOnLoopback(
-      createApp({ config, db: database.db, temporal, logger: createLogger('warn', { pretty: false }), version: VERSION, fhirStore }),
-    );
+    const app = createApp({
+      config,
+      db: database.db,
+      listen: database.listen,
+      temporal,
+      logger: createLogger('warn', { pretty: false }),
+      version: VERSION,
+      fhirStore,
+    });
+    const ours = await listenOnLoopback(app, port);
     servers.push(ours.server);
+    const accessToken = await smartAccessToken(ours.url, key);
+    const headersFor = (endpoint: Endpoint): Record<string, string> =>
+      endpoint.credential === 'api key'
+        ? { authorization: `Bearer ${key}` }
+        : endpoint.credential === 'SMART token'
+          ? { authorization: `Bearer ${accessToken}` }
+          : {};
 
     // The bare baseline: one Express handler, no middleware, answering the very JSON ours answers for that URL.
     const bodies = new Map<string, unknown>();
-    for (const path of ENDPOINTS) {
-      const response = await fetch(`${ours.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-      if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
-      bodies.set(path, await response.json());
+    for (const endpoint of ENDPOINTS) {
+      const response = await fetch(`${ours.url}${endpoint.path}`, { headers: headersFor(endpoint) });
+      if (!response.ok) throw new Error(`${endpoint.path} answered ${response.status}: ${await response.text()}`);
+      bodies.set(endpoint.path, await response.json());
     }
     const bare = express();
     bare.get('/{*path}', (req, res) => {
@@ -95,28 +195,32 @@ async function main() {
     const kibibytes = (path: string) => Buffer.byteLength(JSON.stringify(bodies.get(path))) / 1024;
 
     // Warm both servers up (JIT, connection pools) before anything is measured.
-    for (const path of ENDPOINTS) {
-      await autocannon({ url: `${ours.url}${path}`, connections, duration: 1, headers: { authorization: `Bearer ${key}` } });
-      await autocannon({ url: `${baseline.url}${path}`, connections, duration: 1 });
+    for (const endpoint of ENDPOINTS) {
+      await autocannon({ url: `${ours.url}${endpoint.path}`, connections, duration: 1, headers: headersFor(endpoint) });
+      await autocannon({ url: `${baseline.url}${endpoint.path}`, connections, duration: 1 });
     }
 
     console.log(
-      `Read endpoints: ${connections} connections, ${duration} s each, loopback; ${cpus().length} CPU(s), Node ${process.version}; Postgres for API keys.`,
+      `Read endpoints: ${connections} connections, ${duration} s each, loopback; ${cpus().length} CPU(s) (${cpus()[0]?.model.trim()}), Node ${process.version}.`,
     );
+    console.log(`Load average before: ${formatLoad()} (other work on the machine; the ratios are side by side, one endpoint at a time).`);
     console.log(
       `Fixtures: ${fhirStore.supportedTypes.reduce((sum, type) => sum + fhirStore.list(type).length, 0)} resources loaded and indexed in ${loadedIn.toFixed(0)} ms.\n`,
     );
     console.log(
-      `${'endpoint'.padEnd(58)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ours ÷ bare`,
+      `${'endpoint'.padEnd(58)} | ${'credential'.padEnd(11)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'ours ÷ bare'.padStart(11)} | goal`,
     );
-    for (const path of ENDPOINTS) {
-      const mine = await measure(`${ours.url}${path}`, { authorization: `Bearer ${key}` });
-      const theirs = await measure(`${baseline.url}${path}`);
+    for (const endpoint of ENDPOINTS) {
+      const mine = await measure(`${ours.url}${endpoint.path}`, headersFor(endpoint));
+      const theirs = await measure(`${baseline.url}${endpoint.path}`);
+      const { path } = endpoint;
       if (mine.failures > 0 || theirs.failures > 0) throw new Error(`${path}: ${mine.failures} failed requests (ours), ${theirs.failures} (bare)`);
+      const ratio = mine.rate / theirs.rate;
       console.log(
-        `${path.padEnd(58)} | ${`${kibibytes(path).toFixed(1)} KiB`.padStart(9)} | ${mine.rate.toFixed(0).padStart(10)} | ${`${mine.p99} ms`.padStart(6)} | ${theirs.rate.toFixed(0).padStart(10)} | ${`${theirs.p99} ms`.padStart(6)} | ${(mine.rate / theirs.rate).toFixed(2).padStart(11)}`,
+        `${path.padEnd(58)} | ${endpoint.credential.padEnd(11)} | ${`${kibibytes(path).toFixed(1)} KiB`.padStart(9)} | ${mine.rate.toFixed(0).padStart(10)} | ${`${mine.p99} ms`.padStart(6)} | ${theirs.rate.toFixed(0).padStart(10)} | ${`${theirs.p99} ms`.padStart(6)} | ${ratio.toFixed(2).padStart(11)} | ${verdict(endpoint, ratio, mine.p99)}`,
       );
     }
+    console.log(`\nLoad average after: ${formatLoad()}.`);
     await database.close();
   } finally {
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

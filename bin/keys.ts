@@ -12,7 +12,7 @@ const USAGE = `Provision API keys (onboarding). Only a key's hash is stored: the
   npm run keys -- create --org "Acme Health"     new organization and its first key
   npm run keys -- create --org-id org_...        another key for an existing organization
   npm run keys -- list                           every key (hint, organization, state)
-  npm run keys -- revoke <key id or the key>     the key stops working at once
+  npm run keys -- revoke <key id or the key>     the key stops working within a second, on every API process
 
 Options: --name <label> names the key (create).`;
 
@@ -64,7 +64,7 @@ runMain(async () => {
       if (!argument) throw new UsageError('revoke needs the key id (key_...) or the key itself.');
       const revoked = await revokeApiKey(database.db, argument);
       if (!revoked) throw new UsageError(`No active key matches ${argument}. \`npm run keys -- list\` shows them.`);
-      process.stdout.write('Revoked. Requests with that key now get 401.\n');
+      process.stdout.write('Revoked. Every API process refuses the key with 401 within a second.\n');
     } else {
       throw new UsageError(`Unknown command "${command}".\n\n${USAGE}`);
     }

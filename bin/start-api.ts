@@ -18,7 +18,15 @@ runMain(async () => {
   const { databaseUrl, temporalAddress } = requireSharedInfrastructure(config, 'API');
   const database = await openDatabase({ databaseUrl, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
+  const app = createApp({
+    config,
+    db: database.db,
+    listen: database.listen,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore: loadFhirStore(),
+  });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
   const workflows = createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
   const mllp = await startMllpListener({ config, db: database.db, workflows, logger });

@@ -9,6 +9,7 @@ import { VERSION } from '../platform/version';
 import { createWorkflowClient } from '../platform/workflow-client';
 import { createRelayReceiver } from '../relay-receiver/app';
 import { startMllpListener } from '../runtime/mllp';
+import { ensureRetentionSchedule } from '../runtime/retention-schedule';
 import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
 import { startWorker } from '../runtime/worker';
@@ -39,8 +40,17 @@ runMain(async () => {
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
-  const app = createApp({ config, db: database.db, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() });
+  await ensureRetentionSchedule(temporal.client, config, logger);
+  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db, logger });
+  const app = createApp({
+    config,
+    db: database.db,
+    listen: database.listen,
+    temporal: temporal.client,
+    logger,
+    version: VERSION,
+    fhirStore: loadFhirStore(),
+  });
   const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
   const mllp = await startMllpListener({
     config,

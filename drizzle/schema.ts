@@ -281,8 +281,8 @@ export type SmartAuthorization = typeof smartAuthorizations.$inferSelect;
 
 /**
  * Aggregator queries (README, "Aggregator query"): the request, and the answer once the query's
- * workflow has merged what the sources sent. Written first by whoever is first, the API after
- * starting the workflow or the workflow's first step.
+ * workflow has merged what the sources sent. The query's workflow writes it (its first step records
+ * the query), so a query exists exactly when its workflow does.
  */
 export const aggregatorQueries = pgTable(
   'aggregator_queries',
@@ -301,3 +301,17 @@ export const aggregatorQueries = pgTable(
 );
 
 export type AggregatorQuery = typeof aggregatorQueries.$inferSelect;
+
+/**
+ * Per-API-key request counts, one row per key and one-minute window, shared by every API process so
+ * the rate limit holds across them. UNLOGGED in the migration: a count lost in a crash costs nothing.
+ */
+export const rateLimitWindows = pgTable(
+  'rate_limit_windows',
+  {
+    key: text('key').notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true, mode: 'date' }).notNull(),
+    hits: integer('hits').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.key, table.windowStart] })],
+);

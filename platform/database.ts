@@ -19,8 +19,16 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** Where the data lives, for start-up output (no password). */
   location: string;
+  /**
+   * Calls `onNotify` with the payload of every NOTIFY on `channel`, from any process sharing the
+   * database, and `onListen` each time listening (re)starts: notifications sent while the connection
+   * was down are lost, so a listener treats `onListen` as "assume you missed some".
+   */
+  listen: Listen;
   close(): Promise<void>;
 }
+
+export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<void>;
 
 const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -37,6 +45,9 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       db: db as unknown as Database,
       kind: 'postgres',
       location: redactPassword(options.databaseUrl),
+      listen: async (channel, onNotify, onListen) => {
+        await client.listen(channel, onNotify, onListen);
+      },
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -51,7 +62,11 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       await client.close();
       releaseLock();
     };
-    return { db: db as unknown as Database, kind: 'pglite', location: directory, close };
+    const listen: Listen = async (channel, onNotify, onListen) => {
+      await client.listen(channel, onNotify);
+      onListen();
+    };
+    return { db: db as unknown as Database, kind: 'pglite', location: directory, listen, close };
   } catch (error) {
     releaseLock();
     throw error;

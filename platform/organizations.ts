@@ -59,10 +59,14 @@ export async function revokeApiKey(db: Database, idOrKey: string): Promise<boole
 export type KeyLookup = { status: 'active'; organizationId: string; apiKeyId: string } | { status: 'revoked' | 'unknown' };
 
 export async function lookUpApiKey(db: Database, key: string): Promise<KeyLookup> {
+  return lookUpApiKeyByHash(db, hashApiKey(key));
+}
+
+export async function lookUpApiKeyByHash(db: Database, keyHash: string): Promise<KeyLookup> {
   const [row] = await db
     .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
-    .where(eq(apiKeys.keyHash, hashApiKey(key)))
+    .where(eq(apiKeys.keyHash, keyHash))
     .limit(1);
   if (!row) return { status: 'unknown' };
   if (row.revokedAt) return { status: 'revoked' };

@@ -40,7 +40,23 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
         'otherwise choose another port with TEMPORAL_PORT (and TEMPORAL_UI_PORT).',
     );
   }
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'warn',
+    // Off by default in the server: with it, the activity a workflow task schedules comes back in that
+    // task's completion to the same worker, instead of through matching to a poller (a no-op workflow
+    // at 1 in flight: 143 ms → 88 ms here; README, Benchmarks).
+    '--dynamic-config-value',
+    'system.enableActivityEagerExecution=true',
+  ];
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.databaseFile) {

@@ -1,11 +1,14 @@
+import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import type { ResolveHost } from '../webhooks/targets';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+const BUNDLER_PATH = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
 
 let runtimeInstalled = false;
 
@@ -20,10 +23,12 @@ export interface WorkerOptions {
   address: string;
   config: Config;
   db: Database;
-  /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
+  /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start, in a child process. */
   workflowBundle?: WorkflowBundleOption;
   /** The DNS lookup for webhook targets; tests hand in their own, production uses the system's. */
   resolveHost?: ResolveHost;
+  /** Where activities report housekeeping (retention counts). */
+  logger?: Logger;
 }
 
 export interface RunningWorker {
@@ -47,8 +52,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       resolveHost: options.resolveHost,
+      logger: options.logger,
     }),
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: options.workflowBundle ?? (await bundleWorkflowsApart()),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
@@ -63,4 +69,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await done;
     },
   };
+}
+
+/** The workflow bundle, built by webpack in a child process (runtime/bundle-workflows.ts) so its memory is not ours to keep. */
+function bundleWorkflowsApart(): Promise<WorkflowBundleOption> {
+  // The child inherits our execArgv, so it loads TypeScript the way this process does (tsx).
+  const child = fork(BUNDLER_PATH, [WORKFLOWS_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (code) => resolve({ code: code as string }));
+    child.once('error', reject);
+    child.once('exit', (exitCode) => reject(new Error(`Bundling the workflows failed (exit code ${exitCode}); its output is above.`)));
+  });
 }

@@ -2,4 +2,5 @@
 
 export { aggregatorWorkflow } from './aggregator/workflow';
 export { deliveryWorkflow } from './delivery/workflow';
+export { retentionWorkflow } from './retention/workflow';
 export { selfCheckWorkflow } from './self-check/workflow';

@@ -10,6 +10,7 @@ import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
+import { toJson } from '../http/json';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -273,5 +274,5 @@ function sendFhir(req: Request, res: Response, status: number, body: object): vo
   res
     .status(status)
     .type(`${FHIR_JSON}; charset=utf-8`)
-    .send(JSON.stringify(body, null, pretty ? 2 : undefined));
+    .send(pretty ? JSON.stringify(body, null, 2) : toJson(body));
 }

@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Database } from '../../platform/database';
-import { lookUpApiKey } from '../../platform/organizations';
+import type { ApiKeyCache } from '../../platform/api-key-cache';
 import { readBearer } from './bearer';
 import { ApiProblem } from './problem';
 
@@ -10,7 +9,7 @@ const CHALLENGE = 'Bearer realm="sandbox"';
  * Bearer API keys. Every failure is a 401 with a WWW-Authenticate challenge (RFC 6750) and a
  * problem body that says what to fix; success puts the key's organization in `res.locals.auth`.
  */
-export function authenticate(db: Database): RequestHandler {
+export function authenticate(keys: ApiKeyCache): RequestHandler {
   return async (req, res, next) => {
     const credential = readBearer(req.headers.authorization);
     if (credential.kind === 'missing') {
@@ -23,7 +22,7 @@ export function authenticate(db: Database): RequestHandler {
         `${CHALLENGE}, error="invalid_request"`,
       );
     }
-    const found = await lookUpApiKey(db, credential.token);
+    const found = await keys.lookUp(credential.token);
     if (found.status !== 'active') {
       throw found.status === 'revoked'
         ? unauthorized(

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import { ID_KINDS, idPrefixOfPattern } from '../../platform/ids';
+import { toJson } from './json';
 import type { AuthContext } from './locals';
 import { ApiProblem, invalidFields, type RequestPart, validationProblem } from './problem';
 
@@ -100,7 +101,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
       const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
       if (result === RESPONDED) return;
       if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
-      res.status(route.success.status).json(result);
+      res.status(route.success.status).type('application/json').send(toJson(result));
     });
   }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../platform/organizations';
 import { startTestService, type TestService } from '../support/service';
+import { waitUntil } from '../support/wait';
 
 let service: TestService;
 beforeAll(async () => {
@@ -44,7 +45,15 @@ describe('API key authentication', () => {
     const tenant = await service.newTenant();
     expect((await service.call('/v1/connections', { key: tenant.key })).status).toBe(200);
     expect(await revokeApiKey(service.database.db, tenant.keyId)).toBe(true);
-    expectUnauthorized(await service.call('/v1/connections', { key: tenant.key }), 'revoked_api_key');
+    // Keys are cached per process; the revocation's NOTIFY clears them within a second (test/http/across-processes.test.ts).
+    const refused = await waitUntil(
+      async () => {
+        const response = await service.call('/v1/connections', { key: tenant.key });
+        return response.status === 200 ? undefined : response;
+      },
+      { what: 'the revoked key being refused', timeoutMs: 1_000, intervalMs: 20 },
+    );
+    expectUnauthorized(refused, 'revoked_api_key');
   });
 
   it('leaves the open endpoints open', async () => {

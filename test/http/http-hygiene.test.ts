@@ -62,6 +62,7 @@ describe('health', () => {
     const app = createApp({
       config: service.config,
       db: service.database.db,
+      listen: service.database.listen,
       temporal: unreachable,
       logger: createLogger('silent', { pretty: false }),
       version: VERSION,
