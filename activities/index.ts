@@ -24,7 +24,14 @@ export interface ActivityDependencies {
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
  * pattern) so tests and processes hand in their own database and settings.
  */
-export function createActivities({ db, allowPrivateTargets, webhookTimeoutMs, resolveHost, logger, fhirStore = loadFhirStore() }: ActivityDependencies) {
+export function createActivities({
+  db,
+  allowPrivateTargets,
+  webhookTimeoutMs,
+  resolveHost,
+  logger,
+  fhirStore = loadFhirStore(),
+}: ActivityDependencies) {
   return {
     ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
     ...createRetentionActivities({ db, logger }),
