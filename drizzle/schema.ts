@@ -307,8 +307,8 @@ export const rateLimitWindows = pgTable(
 
 /**
  * Aggregator queries (README, "Aggregator query"): the request, and the answer once the query's
- * workflow has merged what the sources sent. Written first by whoever is first, the API after
- * starting the workflow or the workflow's first step.
+ * workflow has merged what the sources sent. The query's workflow writes it (its first step records
+ * the query), so a query exists exactly when its workflow does.
  */
 export const aggregatorQueries = pgTable(
   'aggregator_queries',
