@@ -1,5 +1,4 @@
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findScenario } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
@@ -11,7 +10,7 @@ import { type ScenarioPace, scenarioWorkflowId } from '../../workflows/scenario/
 import { initialProgress } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
 import { startReceiver } from '../support/receiver';
-import { type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
 
 let database: DatabaseHandle;
 let environment: TimeSkippingEnvironment;
@@ -23,9 +22,6 @@ afterAll(async () => {
   await environment.stop();
   await database.close();
 });
-
-const millis = (duration: temporal.api.history.v1.ITimerStartedEventAttributes['startToFireTimeout']) =>
-  Number(duration?.seconds ?? 0) * 1000 + Math.round((duration?.nanos ?? 0) / 1e6);
 
 describe('the prior-auth scenario at realtime pace', () => {
   // P3DT9H10M of workflow time; the test's own 30 s timeout is what holds it to seconds.
@@ -86,7 +82,7 @@ describe('the prior-auth scenario at realtime pace', () => {
       const events = (await handle.fetchHistory()).events ?? [];
       const timers = events
         .filter((event) => event.timerStartedEventAttributes)
-        .map((event) => millis(event.timerStartedEventAttributes!.startToFireTimeout));
+        .map((event) => durationMillis(event.timerStartedEventAttributes!.startToFireTimeout));
       expect(timers).toEqual([600, 7200, 86_400, 14_400, 172_800, 10_800].map((seconds) => seconds * 1000));
       expect(timers.reduce((sum, ms) => sum + ms, 0)).toBe(((3 * 24 + 9) * 60 + 10) * 60_000);
       // Each timer says in the Web UI which step it waits for.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Workflow } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
@@ -67,3 +68,7 @@ export async function timeSkippingEnvironment(db: Database): Promise<TimeSkippin
     },
   };
 }
+
+/** A protobuf duration from a workflow's history (a timer's length, say) in milliseconds. */
+export const durationMillis = (duration: temporal.api.history.v1.ITimerStartedEventAttributes['startToFireTimeout']) =>
+  Number(duration?.seconds ?? 0) * 1000 + Math.round((duration?.nanos ?? 0) / 1e6);

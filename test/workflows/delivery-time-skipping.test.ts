@@ -8,7 +8,7 @@ import { attemptsOf } from '../../webhooks/delivery-records';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 import { startReceiver } from '../support/receiver';
-import { type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
 
 let database: DatabaseHandle;
 let environment: TimeSkippingEnvironment;
@@ -21,8 +21,6 @@ afterAll(async () => {
   await database.close();
 });
 
-const millis = (duration: temporal.api.history.v1.ITimerStartedEventAttributes['startToFireTimeout']) =>
-  Number(duration?.seconds ?? 0) * 1000 + Math.round((duration?.nanos ?? 0) / 1e6);
 const instant = (event: temporal.api.history.v1.IHistoryEvent) =>
   Number(event.eventTime?.seconds ?? 0) * 1000 + Math.round((event.eventTime?.nanos ?? 0) / 1e6);
 
@@ -62,7 +60,7 @@ describe('the delivery workflow on the real default schedule', () => {
       const events = (await handle.fetchHistory()).events ?? [];
       const started = events.filter((event) => event.timerStartedEventAttributes);
       const fired = events.filter((event) => event.timerFiredEventAttributes);
-      expect(started.map((event) => millis(event.timerStartedEventAttributes!.startToFireTimeout))).toEqual(DEFAULT_RETRY_SCHEDULE_MS);
+      expect(started.map((event) => durationMillis(event.timerStartedEventAttributes!.startToFireTimeout))).toEqual(DEFAULT_RETRY_SCHEDULE_MS);
       expect(fired).toHaveLength(DEFAULT_RETRY_SCHEDULE_MS.length);
       for (const [index, event] of fired.entries()) {
         expect(instant(event) - instant(started[index]!)).toBeGreaterThanOrEqual(DEFAULT_RETRY_SCHEDULE_MS[index]!);
