@@ -1,12 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
 import { Agent, fetch } from 'undici';
-import { connections, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
+import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
+import { connections, type Delivery, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
+import { asFhirJson } from '../fhir/resource-json';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
-import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
+import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
+import type { WebhookEnvelope } from '../webhooks/envelope';
+import { exhaustedReport } from '../webhooks/exhausted-report';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
 
@@ -106,6 +110,55 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
 
     async recordNewDelivery(delivery: NewDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
+    },
+
+    /**
+     * The `webhook.delivery.exhausted` delivery reporting that `deliveryId` failed for good, to the
+     * organization's default target (no connection, so a connection's failing URL cannot swallow it).
+     * Recorded once per failed delivery: a retried activity answers from that record. Null for a
+     * delivery that is itself such a report, so reports never chain.
+     */
+    async recordExhaustedDelivery(input: { deliveryId: string }): Promise<NewDelivery | null> {
+      const reportOf = async () => {
+        const [report] = await db.select().from(deliveries).where(eq(deliveries.sourceDeliveryId, input.deliveryId));
+        return report && asNewDelivery(report);
+      };
+      const recorded = await reportOf();
+      if (recorded) return recorded;
+      const [failed] = await db.select().from(deliveries).where(eq(deliveries.id, input.deliveryId));
+      if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
+      const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
+      const failedAt = new Date().toISOString();
+      const envelope: WebhookEnvelope = {
+        id: newId('evt'),
+        event: DELIVERY_EXHAUSTED_EVENT,
+        connection_id: null,
+        environment: failed.environment,
+        occurred_at: failedAt,
+        resource: asFhirJson(
+          exhaustedReport({
+            deliveryId: failed.id,
+            event: failed.event,
+            connectionId: failed.connectionId,
+            lastStatus: attempts.at(-1)?.responseStatus ?? null,
+            attemptCount: attempts.length,
+            failedAt,
+          }),
+        ),
+      };
+      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
+      await recordNewDelivery(db, {
+        id: newId('dlv'),
+        organizationId: failed.organizationId,
+        connectionId: null,
+        scenarioId: failed.scenarioId,
+        event: DELIVERY_EXHAUSTED_EVENT,
+        environment: failed.environment,
+        envelopeBody: JSON.stringify(envelope),
+        createdAt: failedAt,
+        sourceDeliveryId: failed.id,
+      });
+      return (await reportOf())!;
     },
 
     async recordDeliveryState(input: { deliveryId: string; status: DeliveryStatusValue; nextAttemptAt: string | null }): Promise<void> {
@@ -241,4 +294,20 @@ function parseRetryAfter(value: string | null): number | null {
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+/** A recorded delivery as the workflow that sends it takes it. */
+function asNewDelivery(delivery: Delivery): NewDelivery {
+  return {
+    id: delivery.id,
+    organizationId: delivery.organizationId,
+    connectionId: delivery.connectionId,
+    scenarioId: delivery.scenarioId,
+    event: delivery.event,
+    environment: delivery.environment,
+    envelopeBody: delivery.envelopeBody,
+    createdAt: delivery.createdAt.toISOString(),
+    hl7ControlId: delivery.hl7ControlId,
+    sourceDeliveryId: delivery.sourceDeliveryId,
+  };
 }

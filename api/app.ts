@@ -25,6 +25,8 @@ import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
 import { perKeyRateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { type AnyRoute, mountRoutes } from './http/route';
+import { credentialingRoutes } from './interop/credentialing';
+import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
 import { sandboxResourceRoutes } from './sandbox/resources';
@@ -71,6 +73,8 @@ export function createApp(deps: ApiDependencies): Express {
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
     ...hl7Routes({ ...deps, workflows }),
+    ...mpiRoutes(deps),
+    ...credentialingRoutes(deps),
     ...smartClientRoutes(deps),
     ...smartLaunchRoutes({ ...deps, urls }),
   ];

@@ -1,6 +1,7 @@
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
+import { ensureRetentionSchedule } from '../runtime/retention-schedule';
 import { stopOnSignal } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
 import { startWorker } from '../runtime/worker';
@@ -15,8 +16,9 @@ runMain(async () => {
   const database = await openDatabase({ databaseUrl, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
+  await ensureRetentionSchedule(temporal.client, config, logger);
   await temporal.connection.close();
-  const worker = await startWorker({ address: temporalAddress, config, db: database.db });
+  const worker = await startWorker({ address: temporalAddress, config, db: database.db, logger });
   stopOnSignal(logger, [
     { name: 'worker', run: worker.stop },
     { name: 'database', run: database.close },

@@ -9,6 +9,7 @@ import { VERSION } from '../platform/version';
 import { createWorkflowClient } from '../platform/workflow-client';
 import { createRelayReceiver } from '../relay-receiver/app';
 import { startMllpListener } from '../runtime/mllp';
+import { ensureRetentionSchedule } from '../runtime/retention-schedule';
 import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
 import { startWorker } from '../runtime/worker';
@@ -39,7 +40,8 @@ runMain(async () => {
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
   await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db });
+  await ensureRetentionSchedule(temporal.client, config, logger);
+  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db, logger });
   const app = createApp({
     config,
     db: database.db,

@@ -103,8 +103,12 @@ export const domains: readonly DomainDefinition[] = [
     name: 'Credentialing',
     category: 'admin_revenue',
     description: 'Practitioners’ identities and qualifications: NPIs, NUCC taxonomies, primary-source verification.',
-    standards: ['NPPES NPI (Luhn check digit, 80840 prefix)', 'NUCC Health Care Provider Taxonomy', 'FHIR R4 Practitioner, PractitionerRole'],
-    resourceTypes: ['Practitioner', 'PractitionerRole', 'Organization'],
+    standards: [
+      'NPPES NPI (Luhn check digit, 80840 prefix)',
+      'NUCC Health Care Provider Taxonomy',
+      'FHIR R4 Practitioner, PractitionerRole, VerificationResult',
+    ],
+    resourceTypes: ['Practitioner', 'PractitionerRole', 'Organization', 'VerificationResult', 'Bundle'],
   },
   {
     id: 'webhook_reliability',

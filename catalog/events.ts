@@ -2,6 +2,8 @@ import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResou
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
 import { SYNTHETIC_META } from '../fixtures/synthetic';
+import { credentialingBundle } from '../interop/credentialing/file';
+import { exhaustedReport } from '../webhooks/exhausted-report';
 
 /**
  * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).
@@ -95,18 +97,16 @@ function paysShowcase(payment: PaymentReconciliation, store: FhirStore): boolean
   });
 }
 
-const deliveryExhausted = (): AuditEvent => ({
-  resourceType: 'AuditEvent',
-  id: 'syn-audit-0001',
-  meta: SYNTHETIC_META,
-  type: { system: 'http://dicom.nema.org/resources/ontology/DCM', code: '110100', display: 'Application Activity' },
-  action: 'E',
-  recorded: '2026-01-15T21:00:00Z',
-  outcome: '8',
-  outcomeDesc: 'Webhook delivery failed after every retry',
-  agent: [{ requestor: false, who: { display: 'Synthetic Healthcare Sandbox' } }],
-  source: { observer: { display: 'Synthetic Healthcare Sandbox webhook engine' } },
-});
+/** A sample report: a claim submission that failed every attempt of the default schedule. */
+const deliveryExhausted = (): AuditEvent =>
+  exhaustedReport({
+    deliveryId: 'dlv_01kaxq5j2cf8rbv3h2a5w0t6ns',
+    event: 'claims.claim.submitted',
+    connectionId: null,
+    lastStatus: 503,
+    attemptCount: 5,
+    failedAt: '2026-01-15T21:00:00Z',
+  });
 
 /**
  * A posted charge for the walkthrough patient's first visit, read off her first professional claim's
@@ -131,6 +131,9 @@ function chargeOfFirstVisit(store: FhirStore): ChargeItem {
 }
 
 const showcasePatient = (store: FhirStore) => structuredClone(store.read('Patient', SHOWCASE_PATIENT)!);
+
+/** Reports a delivery that failed for good (CONVENTIONS.md, Webhooks); never reported on itself. */
+export const DELIVERY_EXHAUSTED_EVENT = 'webhook.delivery.exhausted';
 
 const definitions: EventDefinition[] = [
   {
@@ -302,11 +305,11 @@ const definitions: EventDefinition[] = [
   {
     name: 'credentialing.practitioner.verified',
     domain: 'credentialing',
-    description: 'A practitioner passed primary-source verification.',
-    sampleResource: fromWorld('Practitioner', (practitioner) => practitioner.id === 'syn-prac-001'),
+    description: "A practitioner passed primary-source verification: the credentialing file's Practitioner, role and VerificationResults.",
+    sampleResource: (store) => credentialingBundle(store, 'syn-prac-001')!,
   },
   {
-    name: 'webhook.delivery.exhausted',
+    name: DELIVERY_EXHAUSTED_EVENT,
     domain: 'webhook_reliability',
     description: 'A delivery used up its retries and failed (observability).',
     sampleResource: deliveryExhausted,

@@ -72,6 +72,7 @@ const environmentSchema = z.object({
     .default(500),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  DELIVERY_RETENTION_DAYS: positiveInt.default(30),
   RELAY_PORT: port.default(3004),
   HL7_MLLP_PORT: z.union([z.enum(['off', '0']).transform(() => null), port]).default(2575),
   RELAY_FORWARD_URL: httpUrl.optional(),

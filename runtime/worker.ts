@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** The DNS lookup for webhook targets; tests hand in their own, production uses the system's. */
   resolveHost?: ResolveHost;
+  /** Where activities report housekeeping (retention counts). */
+  logger?: Logger;
 }
 
 export interface RunningWorker {
@@ -49,6 +52,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       resolveHost: options.resolveHost,
+      logger: options.logger,
     }),
     workflowBundle: options.workflowBundle ?? (await bundleWorkflowsApart()),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,

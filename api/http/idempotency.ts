@@ -6,7 +6,7 @@ import type { Database } from '../../platform/database';
 import { ApiProblem } from './problem';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A claim held this long belongs to a request (of another process) that died. */
+/** A claim held this long belongs to a request, or a process, that died. */
 const ABANDONED_AFTER_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Tells this process's claims apart, so one it left behind (its answer never stored) is free at once. */
@@ -101,8 +101,8 @@ export function idempotency(db: Database): RequestHandler {
       reservation = first.reservation;
     }
 
+    // Not given up when the client goes away: the handler still runs to its answer, which releases it.
     serving.add(servingKey);
-    res.on('close', () => serving.delete(servingKey));
     const claim: IdempotencyClaim = {
       async reserve<T>(plan: () => T): Promise<T> {
         if (reservation !== null) return reservation as T;
@@ -150,11 +150,11 @@ export function idempotency(db: Database): RequestHandler {
 /**
  * Whether a key still in progress can be taken: given back after a server error, left behind by this
  * process (a request whose answer could not be stored, the database being down), or held so long
- * that its process must have died.
+ * that its request or process must have died.
  */
 function isFree(record: IdempotencyKey, servedHere: boolean, now: Date): boolean {
   if (record.claimedBy === null || record.claimedAt === null) return true;
-  if (record.claimedBy === PROCESS_ID) return !servedHere;
+  if (record.claimedBy === PROCESS_ID && !servedHere) return true;
   return record.claimedAt.getTime() < now.getTime() - ABANDONED_AFTER_MS;
 }
 

@@ -1,10 +1,7 @@
 import { TypeID } from 'typeid-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app';
 import { encodeCursor } from '../../api/http/pagination';
 import { ID_PREFIXES, isId, newId } from '../../platform/ids';
-import { createLogger } from '../../platform/logger';
-import { VERSION } from '../../platform/version';
 import { mountedRoutes } from '../support/mounted-routes';
 import { type CallResult, startTestService, type TestService } from '../support/service';
 import { bearer, standaloneTokens } from '../support/smart';
@@ -21,20 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-/** Every route the app answers, walked from a fresh app on the service's dependencies. */
-function appRoutes() {
-  return mountedRoutes(
-    createApp({
-      config: service.config,
-      db: service.database.db,
-      listen: service.database.listen,
-      temporal: service.temporal,
-      logger: createLogger('silent', { pretty: false }),
-      version: VERSION,
-      fhirStore: service.fhirStore,
-    }),
-  );
-}
+/** Every route the app answers. */
+const appRoutes = () => mountedRoutes(service.app);
 
 /** `/v1/x/:id/y` with one parameter replaced by `bad`, the others by a harmless value. */
 function withParameter(path: string, target: number, bad: string): string {

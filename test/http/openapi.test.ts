@@ -1,9 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app';
 import { smartConfigurationSchema } from '../../api/smart/discovery';
-import { createLogger } from '../../platform/logger';
-import { VERSION } from '../../platform/version';
 import { mountedRoutes } from '../support/mounted-routes';
 import { startTestService, type TestService } from '../support/service';
 
@@ -22,16 +19,7 @@ afterAll(() => service.stop());
  * preflights (OPTIONS, not operations) and the FHIR catch-all, which answers only "not supported".
  */
 function answeredOperations(): string[] {
-  const app = createApp({
-    config: service.config,
-    db: service.database.db,
-    listen: service.database.listen,
-    temporal: service.temporal,
-    logger: createLogger('silent', { pretty: false }),
-    version: VERSION,
-    fhirStore: service.fhirStore,
-  });
-  return mountedRoutes(app)
+  return mountedRoutes(service.app)
     .filter((route) => route.method !== 'options' && !route.path.endsWith('/{*rest}'))
     .map((route) => `${route.method} ${route.path.replace('{/*rest}', '').replace(/:(\w+)/g, '{$1}')}`);
 }

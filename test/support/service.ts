@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import type { Express } from 'express';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app';
 import { type FhirStore, loadFhirStore } from '../../fixtures/store';
@@ -21,6 +22,8 @@ export interface TestService {
   temporal: Client;
   taskQueue: string;
   fhirStore: FhirStore;
+  /** The Express app the service listens with (its router lists every route it answers). */
+  app: Express;
   /** A new organization with an active key: each test gets its own tenant. */
   newTenant(name?: string): Promise<{ organizationId: string; key: string; keyId: string }>;
   /** Stops this service's worker (in-flight activities finish); workflows wait in Temporal meanwhile. */
@@ -103,6 +106,7 @@ export async function startTestService(environment: Record<string, string> = {},
     temporal: temporal.client,
     taskQueue,
     fhirStore,
+    app,
     async newTenant(name = 'Test Health (synthetic)') {
       const organization = await createOrganization(database.db, { name });
       const issued = await issueApiKey(database.db, organization.id);

@@ -137,21 +137,24 @@ describe('GET /v1/webhooks/deliveries', () => {
 
       const list = (query: string) => service.call(`/v1/webhooks/deliveries?${query}`, { key: tenant.key }).then((response) => response.body);
       const ids = (page: { data: { id: string }[] }) => page.data.map((delivery) => delivery.id);
+      // The failed one is reported by a webhook.delivery.exhausted delivery to the organization default.
+      const report = await waitUntil(async () => (await list('event=webhook.delivery.exhausted')).data[0], { what: 'the exhausted report' });
+      await waitForDelivery(service, tenant.key, report.id, isFinished);
 
       expect(ids(await list('status=failed'))).toEqual([bad.id]);
-      expect(ids(await list('status=succeeded'))).toEqual([ok[1]!.id, ok[0]!.id]);
+      expect(ids(await list('status=succeeded'))).toEqual([report.id, ok[1]!.id, ok[0]!.id]);
       expect(ids(await list('event=claims.claim.submitted'))).toEqual([ok[1]!.id, ok[0]!.id]);
       expect(ids(await list(`connection_id=${connection.body.id}`))).toEqual([bad.id]);
-      expect(ids(await list(`created_after=${since}`))).toHaveLength(3);
+      expect(ids(await list(`created_after=${since}`))).toHaveLength(4);
       expect(ids(await list('created_before=2000-01-01T00:00:00Z'))).toEqual([]);
 
       const failedDelivery = (await list('status=failed')).data[0];
       expect(failedDelivery.attempts).toHaveLength(2);
       expect(failedDelivery.envelope.event).toBe('eligibility.check.completed');
 
-      const firstPage = await list('limit=2');
-      expect(ids(firstPage)).toEqual([bad.id, ok[1]!.id]);
-      const secondPage = await list(`limit=2&cursor=${firstPage.next_cursor}`);
+      const firstPage = await list('limit=3');
+      expect(ids(firstPage)).toEqual([report.id, bad.id, ok[1]!.id]);
+      const secondPage = await list(`limit=3&cursor=${firstPage.next_cursor}`);
       expect(ids(secondPage)).toEqual([ok[0]!.id]);
       expect(secondPage.next_cursor).toBeNull();
 

@@ -119,28 +119,61 @@ describe('a database outage', () => {
     await expectDeliveredOnce(tenant.key, finalIds);
   }, 120_000);
 
-  it('answers 202 with the delivery when the database fails after its workflow started, and a retry with the key gets the same one', async () => {
-    const tenant = await tenantReceivingAt(service, receiver.url);
-    const key = `after-start-${randomUUID()}`;
-    // Slow Temporal answers widen the window between reserving the delivery and its workflow starting.
-    temporal.setLatency(300);
-    const pending = triggerWithKey(tenant.key, key);
-    await waitUntil(async () => ((await direct`select reservation from idempotency_keys where key = ${key}`)[0]?.reservation ? true : undefined), {
-      what: 'the request reserving its delivery with the key',
-    });
-    await database.cut();
-    const first = await pending;
-    temporal.setLatency(0);
-    await database.restore();
+  // Each endpoint that starts a workflow, and how its 202 names the delivery.
+  const startingEndpoints = [
+    {
+      name: 'the mock event trigger',
+      send: (apiKey: string, key: string) => triggerWithKey(apiKey, key),
+      deliveryOf: (body: any) => body,
+    },
+    {
+      name: 'the HL7 inject',
+      send: async (apiKey: string, key: string) => {
+        const template = await service.call('/v1/sandbox/hl7/templates/adt-a01', { key: apiKey });
+        return service.call('/v1/sandbox/hl7/inject', {
+          key: apiKey,
+          method: 'POST',
+          body: { message: template.body.er7 },
+          headers: { 'idempotency-key': key },
+        });
+      },
+      deliveryOf: (body: any) => body.delivery,
+    },
+  ];
 
-    expect(first.status).toBe(202);
-    expect(first.body).toMatchObject({ id: expect.stringMatching(/^dlv_/), status: 'pending', event: 'adt.patient.admitted' });
-    expect(first.headers.get('location')).toBe(`/v1/webhooks/deliveries/${first.body.id}`);
-    const retried = await retryUntilAccepted(tenant.key, key, []);
-    expect(retried.body.id).toBe(first.body.id);
-    expect(retried.body.envelope).toEqual(first.body.envelope);
-    await expectDeliveredOnce(tenant.key, [first.body.id]);
-  }, 60_000);
+  it.each(startingEndpoints)(
+    '$name answers 202 with the delivery when the database fails after its workflow started, and a retry with the key gets the same one',
+    async ({ send, deliveryOf }) => {
+      const tenant = await tenantReceivingAt(service, receiver.url);
+      const key = `after-start-${randomUUID()}`;
+      // Slow Temporal answers widen the window between reserving the delivery and its workflow starting.
+      temporal.setLatency(300);
+      const pending = send(tenant.key, key);
+      await waitUntil(async () => ((await direct`select reservation from idempotency_keys where key = ${key}`)[0]?.reservation ? true : undefined), {
+        what: 'the request reserving its delivery with the key',
+      });
+      await database.cut();
+      const first = await pending;
+      temporal.setLatency(0);
+      await database.restore();
+
+      expect(first.status).toBe(202);
+      const delivery = deliveryOf(first.body);
+      expect(delivery).toMatchObject({ id: expect.stringMatching(/^dlv_/), status: 'pending' });
+      expect(first.headers.get('location')).toBe(`/v1/webhooks/deliveries/${delivery.id}`);
+      const retried = await waitUntil(
+        async () => {
+          const response = await send(tenant.key, key);
+          return response.status === 202 ? response : undefined;
+        },
+        { what: 'the retry being accepted' },
+      );
+      expect(deliveryOf(retried.body).id).toBe(delivery.id);
+      expect(deliveryOf(retried.body).envelope).toEqual(delivery.envelope);
+      await expectDeliveredOnce(tenant.key, [delivery.id]);
+    },
+    60_000,
+  );
 });
 
 describe('a Temporal outage', () => {

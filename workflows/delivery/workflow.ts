@@ -1,4 +1,12 @@
-import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
@@ -10,7 +18,9 @@ import {
   DELIVERY_STATE_CONFLICT,
   type DeliveryState,
   type DeliveryWorkflowInput,
+  deliverySearchAttributes,
   deliveryStateQuery,
+  deliveryWorkflowId,
   replayDeliveryUpdate,
 } from './contract';
 import { decideAfterAttempt, decideAfterReplay } from './policy';
@@ -22,7 +32,7 @@ const { attemptDelivery } = proxyActivities<SandboxActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 // A short database write: run in the worker without a round trip through the server.
-const { recordDeliveryState, recordNewDelivery } = proxyLocalActivities<SandboxActivities>({
+const { recordDeliveryState, recordNewDelivery, recordExhaustedDelivery } = proxyLocalActivities<SandboxActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -104,6 +114,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       if (cancelled) break;
       decision = await attempt('retry', retriesUsed);
     }
+    if (decision.status === 'failed') await reportExhausted(input);
   }
   for (;;) {
     await condition(() => replayRequested || allHandlersFinished());
@@ -111,6 +122,22 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     await attempt('replay', 0);
     replayRequested = false;
   }
+}
+
+/**
+ * A delivery that failed for good (retries spent, or 410) is reported by a `webhook.delivery.exhausted`
+ * delivery of its own, a separate run that outlives this one. The activity records the report once,
+ * and this workflow's history starts its run once.
+ */
+async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
+  const report = await recordExhaustedDelivery({ deliveryId: input.deliveryId });
+  if (!report) return;
+  await startChild(deliveryWorkflow, {
+    workflowId: deliveryWorkflowId(report.id),
+    args: [{ deliveryId: report.id, retryScheduleMs: input.retryScheduleMs, newDelivery: report }],
+    parentClosePolicy: 'ABANDON',
+    typedSearchAttributes: deliverySearchAttributes({ ...report, status: 'pending' }),
+  });
 }
 
 /** Checked twice: by the validator, and again once the handler holds the lock, as the state may have moved. */

@@ -1,0 +1,83 @@
+import { and, asc, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens } from '../drizzle/schema';
+import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
+import type { Database } from '../platform/database';
+import type { RetentionTarget } from '../workflows/retention/contract';
+
+export interface PurgeResult {
+  rows: number;
+  /** Delivery attempts deleted with the deliveries (0 for other targets). */
+  attempts: number;
+}
+
+/** The retention workflow's one activity: a batch of deletes for one target. */
+export function createRetentionActivities({ db, logger }: { db: Database; logger?: Logger | undefined }) {
+  const purges: Record<RetentionTarget, (cutoff: Date, batchSize: number) => Promise<PurgeResult>> = {
+    idempotency_keys: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ organizationId: idempotencyKeys.organizationId, key: idempotencyKeys.key })
+        .from(idempotencyKeys)
+        .where(lt(idempotencyKeys.expiresAt, cutoff))
+        .limit(batchSize);
+      const gone = await db
+        .delete(idempotencyKeys)
+        .where(sql`(${idempotencyKeys.organizationId}, ${idempotencyKeys.key}) in (${batch})`)
+        .returning({ key: idempotencyKeys.key });
+      return { rows: gone.length, attempts: 0 };
+    },
+    // Never exchanged: a picker request or a code. Once exchanged it holds the grant its tokens belong to.
+    authorization_codes: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ id: smartAuthorizations.id })
+        .from(smartAuthorizations)
+        .where(and(lt(smartAuthorizations.expiresAt, cutoff), isNull(smartAuthorizations.exchangedAt)))
+        .limit(batchSize);
+      const gone = await db.delete(smartAuthorizations).where(inArray(smartAuthorizations.id, batch)).returning({ id: smartAuthorizations.id });
+      return { rows: gone.length, attempts: 0 };
+    },
+    launch_handles: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ handleHash: smartLaunches.handleHash })
+        .from(smartLaunches)
+        .where(lt(smartLaunches.expiresAt, cutoff))
+        .limit(batchSize);
+      const gone = await db.delete(smartLaunches).where(inArray(smartLaunches.handleHash, batch)).returning({ handleHash: smartLaunches.handleHash });
+      return { rows: gone.length, attempts: 0 };
+    },
+    // A revoked token is refused as an unknown one is, so its row serves nothing.
+    tokens: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ id: smartTokens.id })
+        .from(smartTokens)
+        .where(or(lt(smartTokens.expiresAt, cutoff), lt(smartTokens.revokedAt, cutoff)))
+        .limit(batchSize);
+      const gone = await db.delete(smartTokens).where(inArray(smartTokens.id, batch)).returning({ id: smartTokens.id });
+      return { rows: gone.length, attempts: 0 };
+    },
+    // Finished deliveries only: one still waiting on a retry keeps its record.
+    deliveries: (cutoff, batchSize) =>
+      db.transaction(async (tx) => {
+        const batch = await tx
+          .select({ id: deliveries.id })
+          .from(deliveries)
+          .where(and(lt(deliveries.createdAt, cutoff), inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES])))
+          .orderBy(asc(deliveries.createdAt))
+          .limit(batchSize);
+        if (batch.length === 0) return { rows: 0, attempts: 0 };
+        const ids = batch.map((row) => row.id);
+        const attempts = await tx.delete(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).returning({ id: deliveryAttempts.id });
+        const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
+        return { rows: gone.length, attempts: attempts.length };
+      }),
+  };
+
+  return {
+    /** One batch of the retention workflow; it deletes only what is past its cutoff, so it is safe to retry. */
+    async purgeBatch(input: { target: RetentionTarget; cutoff: string; batchSize: number }): Promise<PurgeResult> {
+      const purged = await purges[input.target](new Date(input.cutoff), input.batchSize);
+      if (purged.rows > 0) logger?.info({ target: input.target, cutoff: input.cutoff, ...purged }, `Retention purged ${purged.rows} ${input.target}`);
+      return purged;
+    },
+  };
+}

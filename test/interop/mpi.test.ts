@@ -1,0 +1,195 @@
+import type { Bundle, BundleEntry, Extension, Patient } from 'fhir/r4';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadNearDuplicates, NEAR_DUPLICATE_CASES } from '../../fixtures/near-duplicates';
+import { loadFhirStore } from '../../fixtures/store';
+import { demographicsOf } from '../../interop/mpi/demographics';
+import { MATCH_BREAKDOWN_EXTENSION, MATCH_GRADE_EXTENSION } from '../../interop/mpi/fhir';
+import { FIELD_LEVELS, levelWeight, MATCH_FIELDS } from '../../interop/mpi/model';
+import { createMpiIndex, scorePair } from '../../interop/mpi/mpi-index';
+import { fhirSchemaErrors } from '../support/fhir-schema';
+import { startTestService, type TestService } from '../support/service';
+
+const store = loadFhirStore();
+const nearDuplicates = loadNearDuplicates();
+const patient = (id: string) => store.read('Patient', id) as Patient;
+const record = (id: string) => nearDuplicates.find((candidate) => candidate.id === id)!;
+
+const parameters = (resource: Patient, extra: object[] = []) => ({
+  resourceType: 'Parameters',
+  parameter: [{ name: 'resource', resource }, ...extra],
+});
+
+const gradeOf = (entry: BundleEntry) => entry.search!.extension!.find((extension) => extension.url === MATCH_GRADE_EXTENSION)!.valueCode;
+const breakdownOf = (entry: BundleEntry) => entry.search!.extension!.find((extension) => extension.url === MATCH_BREAKDOWN_EXTENSION)!;
+const sub = (extension: Extension, url: string) => extension.extension!.filter((inner) => inner.url === url);
+
+let service: TestService;
+let key: string;
+beforeAll(async () => {
+  service = await startTestService();
+  ({ key } = await service.newTenant());
+});
+afterAll(() => service.stop());
+
+const match = (body: unknown) => service.call('/v1/sandbox/mpi/match', { key, method: 'POST', body });
+
+describe('the near-duplicates of the synthetic world', () => {
+  it('are valid FHIR R4 Patients, tagged synthetic, one per documented case', () => {
+    expect(nearDuplicates.map((duplicate) => duplicate.id)).toEqual(NEAR_DUPLICATE_CASES.map((testCase) => testCase.id));
+    for (const duplicate of nearDuplicates) {
+      expect(fhirSchemaErrors(duplicate), duplicate.id).toEqual([]);
+      expect(duplicate.meta?.tag).toContainEqual(expect.objectContaining({ code: 'synthetic' }));
+    }
+    expect(record('syn-mpi-0007')).toMatchObject({ active: false, link: [{ other: { reference: 'Patient/syn-pat-0005' }, type: 'replaced-by' }] });
+  });
+
+  it.each(NEAR_DUPLICATE_CASES.filter((testCase) => testCase.id !== 'syn-mpi-0007'))(
+    '$case ($id): matching $of grades it $grade',
+    async (testCase) => {
+      const answer = await match(parameters(patient(testCase.of)));
+      expect(answer.status).toBe(200);
+      const bundle = answer.body as Bundle;
+      expect(fhirSchemaErrors(bundle)).toEqual([]);
+      expect(bundle.entry![0]!.resource!.id).toBe(testCase.of);
+      expect(gradeOf(bundle.entry![0]!)).toBe('certain');
+      const entry = bundle.entry!.find((candidate) => candidate.resource!.id === testCase.id);
+      if (testCase.grade === 'certainly-not') expect(entry).toBeUndefined();
+      else expect(entry && gradeOf(entry)).toBe(testCase.grade);
+    },
+  );
+
+  it('answers a merged record (Patient.link replaced-by) with its surviving patient, certain', async () => {
+    const answer = await match(parameters(record('syn-mpi-0007')));
+    const bundle = answer.body as Bundle;
+    expect(bundle.entry!.map((entry) => entry.resource!.id)).toEqual(['syn-pat-0005']);
+    expect(gradeOf(bundle.entry![0]!)).toBe('certain');
+    expect(sub(breakdownOf(bundle.entry![0]!), 'merged-record')[0]!.valueReference).toEqual({ reference: 'Patient/syn-mpi-0007' });
+  });
+
+  it('never grades twins certain, whichever twin asks and however much else agrees', () => {
+    const index = createMpiIndex([...store.patients(), ...nearDuplicates]);
+    const [first, second] = [patient('syn-pat-0052'), record('syn-mpi-0004')];
+    for (const [query, twin] of [
+      [first, second],
+      [second, first],
+    ] as const) {
+      const candidate = index.match(demographicsOf(query)).candidates.find((entry) => entry.patient.id === twin.id)!;
+      expect(candidate.grade).toBe('possible');
+      expect(candidate.weight).toBeGreaterThan(30);
+      expect(candidate.caps).toEqual([expect.stringContaining('twins')]);
+      expect(candidate.score).toBeLessThan(0.8);
+    }
+    const sameEverythingButGiven = scorePair(
+      demographicsOf(first),
+      demographicsOf({ ...first, name: [{ family: first.name![0]!.family, given: ['Tiana'] }] }),
+    );
+    expect(sameEverythingButGiven.grade).toBe('possible');
+  });
+});
+
+describe('POST /v1/sandbox/mpi/match', () => {
+  it('takes plain JSON demographics, and knows William is Bill', async () => {
+    const index = createMpiIndex([
+      { resourceType: 'Patient', id: 'w', name: [{ family: 'Okafor', given: ['William'] }], birthDate: '1970-03-04', gender: 'male' },
+    ]);
+    const bill = index.match(
+      demographicsOf({ resourceType: 'Patient', name: [{ family: 'Okafor', given: ['Bill'] }], birthDate: '1970-03-04', gender: 'male' }),
+    );
+    expect(bill.candidates[0]!.fields.find((field) => field.field === 'given')).toMatchObject({ level: 'nickname' });
+    expect(bill.candidates[0]!.grade).toBe('probable');
+
+    const nate = record('syn-mpi-0003');
+    const answer = await match({ given: 'Nate', family: 'Bradtke', birth_date: nate.birthDate, gender: 'male' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.entry.map((entry: BundleEntry) => entry.resource!.id)).toEqual(['syn-mpi-0003', 'syn-pat-0036']);
+    expect(answer.body.entry[0].fullUrl).toBe(`${service.baseUrl}/v1/sandbox/mpi/records/syn-mpi-0003`);
+    expect(answer.body.entry[1].fullUrl).toBe(`${service.baseUrl}/fhir/R4/Patient/syn-pat-0036`);
+    const read = await service.call('/v1/sandbox/mpi/records/syn-mpi-0003', { key });
+    expect(read.body).toEqual(nate);
+  });
+
+  it('honours onlyCertainMatches and count', async () => {
+    const query = patient('syn-pat-0052');
+    const all = (await match(parameters(query))).body as Bundle;
+    expect(all.entry!.map(gradeOf)).toEqual(['certain', 'possible']);
+    const certain = (await match(parameters(query, [{ name: 'onlyCertainMatches', valueBoolean: true }]))).body as Bundle;
+    expect(certain.entry!.map((entry) => entry.resource!.id)).toEqual(['syn-pat-0052']);
+    const one = (await match(parameters(patient('syn-pat-0036'), [{ name: 'count', valueInteger: 1 }]))).body as Bundle;
+    expect(one.entry!.map((entry) => entry.resource!.id)).toEqual(['syn-pat-0036']);
+    expect(one.total).toBe(1);
+    const plain = await match({ family: 'Bradtke', given: 'Nathaniel', birth_date: '1974-10-27', count: 1, only_certain_matches: false });
+    expect(plain.body.entry).toHaveLength(1);
+  });
+
+  it('explains each score field by field: the weights add up to the total, each from the documented m and u', async () => {
+    const bundle = (await match(parameters(patient('syn-pat-0065')))).body as Bundle;
+    for (const entry of bundle.entry!) {
+      const breakdown = breakdownOf(entry);
+      const fields = sub(breakdown, 'field').map((field) =>
+        Object.fromEntries(field.extension!.map((inner) => [inner.url, Object.values(inner)[1]])),
+      );
+      expect(fields.map((field) => field.name)).toEqual([...MATCH_FIELDS]);
+      const total = fields.reduce((sum, field) => sum + (field.weight as number), 0);
+      expect(sub(breakdown, 'weight')[0]!.valueDecimal).toBeCloseTo(total, 6);
+      for (const field of fields) {
+        expect(field.weight).toBe(levelWeight(field.name as (typeof MATCH_FIELDS)[number], field.level as string));
+        expect(field.detail).toEqual(expect.any(String));
+      }
+    }
+    const maiden = bundle.entry!.find((entry) => entry.resource!.id === 'syn-mpi-0006')!;
+    const family = sub(breakdownOf(maiden), 'field').find((field) => field.extension![0]!.valueCode === 'family')!;
+    expect(family.extension).toEqual(
+      expect.arrayContaining([
+        { url: 'level', valueCode: 'different' },
+        { url: 'similarity', valueDecimal: expect.any(Number) },
+        { url: 'phonetic', valueString: expect.stringMatching(/^\w+ \/ \w+$/) },
+      ]),
+    );
+    expect(Object.keys(FIELD_LEVELS)).toEqual([...MATCH_FIELDS]);
+  });
+
+  it('explains the swapped day and month, and a typo by Jaro-Winkler and Double Metaphone', () => {
+    const index = createMpiIndex([...store.patients(), ...nearDuplicates]);
+    const swapped = index.match(demographicsOf(patient('syn-pat-0032'))).candidates.find((entry) => entry.patient.id === 'syn-mpi-0005')!;
+    expect(swapped.fields.find((field) => field.field === 'birthDate')).toMatchObject({ level: 'transposed' });
+    const typo = index.match(demographicsOf(patient('syn-pat-0013'))).candidates.find((entry) => entry.patient.id === 'syn-mpi-0001')!;
+    expect(typo.fields.find((field) => field.field === 'family')).toMatchObject({ level: 'close', phonetic: ['NKLS', 'NKLS'] });
+  });
+
+  it('compares a request only with the records blocking lets through', () => {
+    const index = createMpiIndex([...store.patients(), ...nearDuplicates]);
+    const result = index.match(demographicsOf(patient('syn-pat-0001')));
+    expect(result.compared).toBeLessThan(10);
+    expect(index.size).toBe(108);
+  });
+
+  it('refuses bad input with a 422 that lists every bad field', async () => {
+    const plain = await match({ given: '', birth_date: '1980-02-30', gender: 'robot', count: 0, color: 'blue' });
+    expect(plain.status).toBe(422);
+    expect(plain.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(
+      ['body.birth_date', 'body.color', 'body.count', 'body.gender', 'body.given'].sort(),
+    );
+    const parametersAnswer = await match({
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'resource', resource: { resourceType: 'Patient', gender: 'female' } },
+        { name: 'count', valueInteger: 500 },
+        { name: 'onlyCertainMatches' },
+      ],
+    });
+    expect(parametersAnswer.status).toBe(422);
+    expect(parametersAnswer.body.errors.map((error: { path: string }) => error.path)).toEqual([
+      'body.parameter.1.valueInteger',
+      'body.parameter.0.resource',
+      'body.parameter.2.valueBoolean',
+    ]);
+    const notEnough = await match(parameters({ resourceType: 'Patient', gender: 'female' }, [{ name: 'onlyCertainMatches' }]));
+    expect(notEnough.body.errors).toEqual([
+      { path: 'body.parameter.0.resource', message: expect.stringContaining('at least a birth date') },
+      { path: 'body.parameter.1.valueBoolean', message: expect.any(String) },
+    ]);
+    expect((await match({ gender: 'female' })).body.errors).toEqual([{ path: 'body', message: expect.stringContaining('at least a birth date') }]);
+    expect((await service.call('/v1/sandbox/mpi/records/syn-mpi-9999', { key })).status).toBe(404);
+    expect((await service.call('/v1/sandbox/mpi/match', { method: 'POST', body: {} })).status).toBe(401);
+  });
+});
