@@ -713,6 +713,20 @@ function lineDecisions(world: RunWorld): LineDecision[] {
 const total = (lines: LineDecision[], field: 'allowed' | 'memberShare' | 'paid') =>
   Math.round(lines.reduce((sum, line) => sum + line[field], 0) * 100) / 100;
 
+/** What the claim's Claim, acknowledgement, ClaimResponse and ExplanationOfBenefit share: one claim number, payer and patient. */
+function claimHeader(world: RunWorld, created: string) {
+  return {
+    meta: meta(),
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    status: 'active' as const,
+    type: claimType(world),
+    use: 'claim' as const,
+    patient: world.subject,
+    created,
+    insurer: world.insurer,
+  };
+}
+
 function claimType(world: RunWorld) {
   return world.plan.scenario_id === 'inpatient_stay' ? INSTITUTIONAL : PROFESSIONAL;
 }
@@ -732,15 +746,8 @@ function claim(world: RunWorld, stepId: string): Claim {
   return {
     resourceType: 'Claim',
     id: world.id('claim'),
-    meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
-    status: 'active',
-    type: claimType(world),
-    use: 'claim',
-    patient: world.subject,
+    ...claimHeader(world, world.at(stepId)),
     billablePeriod: { start: serviceDate, end: dateOf(world.at(stepId)) },
-    created: world.at(stepId),
-    insurer: world.insurer,
     provider: organization,
     priority: NORMAL_PRIORITY,
     careTeam: [{ sequence: 1, provider: practitioner }],
@@ -766,14 +773,7 @@ function claimAcknowledgement(world: RunWorld, stepId: string): ClaimResponse {
   return {
     resourceType: 'ClaimResponse',
     id: world.id('claim-ack'),
-    meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
-    status: 'active',
-    type: claimType(world),
-    use: 'claim',
-    patient: world.subject,
-    created: world.at(stepId),
-    insurer: world.insurer,
+    ...claimHeader(world, world.at(stepId)),
     requestor: world.clinic.organization,
     request: { reference: `Claim/${world.id('claim')}` },
     outcome: 'queued',
@@ -822,14 +822,7 @@ function adjudication(world: RunWorld, stepId: string): Bundle {
   const response: ClaimResponse = {
     resourceType: 'ClaimResponse',
     id: world.id('claim-response'),
-    meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
-    status: 'active',
-    type: claimType(world),
-    use: 'claim',
-    patient: world.subject,
-    created: time,
-    insurer: world.insurer,
+    ...claimHeader(world, time),
     requestor: world.clinic.organization,
     request: { reference: `Claim/${world.id('claim')}` },
     outcome: 'complete',
@@ -849,14 +842,7 @@ function adjudication(world: RunWorld, stepId: string): Bundle {
   const eob: ExplanationOfBenefit = {
     resourceType: 'ExplanationOfBenefit',
     id: world.id('eob'),
-    meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
-    status: 'active',
-    type: claimType(world),
-    use: 'claim',
-    patient: world.subject,
-    created: time,
-    insurer: world.insurer,
+    ...claimHeader(world, time),
     provider: world.clinic.organization,
     claim: { reference: `Claim/${world.id('claim')}` },
     claimResponse: { reference: `ClaimResponse/${response.id}` },
