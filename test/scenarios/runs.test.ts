@@ -283,7 +283,8 @@ describe('reading runs', () => {
   it('finds a run in the Web UI by ScenarioId and OrgId, with a summary naming the scenario, patient and pace', async () => {
     const tenant = await service.newTenant();
     const accepted = await startRun(service, tenant.key, 'lab_order_to_result', { pace: { mode: 'manual' } });
-    const query = `OrgId = '${tenant.organizationId}' AND ScenarioId = 'lab_order_to_result'`;
+    // The run's deliveries carry the same attributes; the workflow type picks the run itself.
+    const query = `OrgId = '${tenant.organizationId}' AND ScenarioId = 'lab_order_to_result' AND WorkflowType = 'scenarioWorkflow'`;
     // Visibility is eventually consistent: wait for the run to be listed.
     const found = await waitUntil(
       async () => {
