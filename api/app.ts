@@ -45,7 +45,7 @@ import { settingsRoutes } from './webhooks/settings';
 export interface ApiDependencies {
   config: Config;
   db: Database;
-  /** The database's LISTEN (DatabaseHandle.listen): revoked API keys leave this process's cache through it. */
+  /** The database's LISTEN (DatabaseHandle.listen): revoked API keys and SMART tokens leave this process's caches through it. */
   listen: Listen;
   temporal: Client;
   logger: Logger;
@@ -63,7 +63,7 @@ export interface ApiDependencies {
 export function createApp(deps: ApiDependencies): Express {
   const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
-  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls });
+  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
   const routes: AnyRoute[] = [
     ...healthRoutes(deps),

@@ -4,7 +4,8 @@ import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import { z } from 'zod';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
-import type { Database } from '../platform/database';
+import type { Database, Listen } from '../platform/database';
+import { createNotifiedCache } from '../platform/notified-cache';
 import type { SmartUrls } from './endpoints';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
@@ -56,13 +57,20 @@ export interface AccessGrant {
 
 export type AccessTokenCheck = { valid: true; grant: AccessGrant } | { valid: false; expired: boolean; reason: string };
 
+/** A valid access token as remembered: its grant, the authorization it came from, and its expiry (epoch ms). */
+type ValidAccessToken = { valid: true; grant: AccessGrant; authorizationId: string; expiresAt: number };
+
+/** The channel the smart_tokens and smart_authorizations triggers (drizzle/0010_smart_token_cache.sql) notify with a row's id. */
+export const SMART_TOKEN_CHANGED_CHANNEL = 'smart_token_changed';
+
 type TokenLifetimes = Pick<Config, 'SMART_ACCESS_TOKEN_SECONDS' | 'SMART_REFRESH_TOKEN_SECONDS'>;
 
 /**
  * Issues, checks, refreshes and revokes tokens. Access and id tokens are JWTs signed with the
- * stored key; every token also has a row, so revocation and refresh take effect at once.
+ * stored key; every token also has a row, so revocation and refresh take effect at once. `listen`
+ * (DatabaseHandle.listen) tells this process when another one revoked a token it remembers.
  */
-export function createTokenService({ db, lifetimes, urls }: { db: Database; lifetimes: TokenLifetimes; urls: SmartUrls }) {
+export function createTokenService({ db, lifetimes, urls, listen }: { db: Database; lifetimes: TokenLifetimes; urls: SmartUrls; listen: Listen }) {
   let signingKey: Promise<SigningKey> | undefined;
   const key = () => {
     signingKey ??= loadSigningKey(db).catch((error: unknown) => {
@@ -149,22 +157,42 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
     };
   }
 
+  /**
+   * Valid access tokens remembered by their exact text, so a FHIR read costs neither the token's row
+   * nor the RS256 verification (which takes about as long as a bare Express request). Revocation
+   * reaches every process through the triggers' NOTIFY; an entry is never served past the token's exp.
+   */
+  const validTokens = createNotifiedCache({
+    channel: SMART_TOKEN_CHANGED_CHANNEL,
+    listen,
+    lookUp: verifyAccessToken,
+    keeps: (check): check is ValidAccessToken => check.valid,
+    idsOf: (check) => [check.grant.tokenId, check.authorizationId],
+    expiresAt: (check) => check.expiresAt,
+    maxAgeMs: 60_000,
+    maxEntries: 10_000,
+  });
+
   async function checkAccessToken(token: string): Promise<AccessTokenCheck> {
+    const check = await validTokens.get(token);
+    return check.valid ? { valid: true, grant: check.grant } : check;
+  }
+
+  async function verifyAccessToken(token: string): Promise<ValidAccessToken | Extract<AccessTokenCheck, { valid: false }>> {
     const { publicKey } = await key();
-    let jti: string | undefined;
+    let payload: JWTPayload;
     try {
-      const { payload } = await jwtVerify(token, publicKey, {
+      ({ payload } = await jwtVerify(token, publicKey, {
         issuer: urls.issuer,
         audience: urls.fhirBase,
         algorithms: [SIGNING_ALGORITHM],
         typ: 'at+jwt',
-      });
-      jti = payload.jti;
+      }));
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
       return { valid: false, expired: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
     }
-    const [row] = await tokensWithAuthorization(and(eq(smartTokens.id, jti ?? ''), eq(smartTokens.kind, 'access')));
+    const [row] = await tokensWithAuthorization(and(eq(smartTokens.id, payload.jti ?? ''), eq(smartTokens.kind, 'access')));
     if (!row || row.token.revokedAt || row.authorization.revokedAt) {
       return { valid: false, expired: false, reason: 'The access token has been revoked or replaced by a refresh.' };
     }
@@ -178,6 +206,9 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
         patientId: authorization.patientId,
         encounterId: authorization.encounterId,
       },
+      authorizationId: authorization.id,
+      // jose refuses a token once the clock reaches exp (whole seconds); the cache stops serving it at the same instant.
+      expiresAt: (payload.exp ?? 0) * 1000,
     };
   }
 
@@ -189,6 +220,8 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       .update(smartTokens)
       .set({ revokedAt: now })
       .where(and(eq(smartTokens.authorizationId, authorizationId), isNull(smartTokens.revokedAt)));
+    // At once in this process; the others forget on the triggers' NOTIFY.
+    validTokens.forget(authorizationId);
   }
 
   /**
@@ -227,6 +260,7 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
       .update(smartTokens)
       .set({ revokedAt: now })
       .where(and(eq(smartTokens.authorizationId, authorization.id), eq(smartTokens.kind, 'access'), isNull(smartTokens.revokedAt)));
+    validTokens.forget(authorization.id);
     await db.delete(smartTokens).where(and(eq(smartTokens.authorizationId, authorization.id), lt(smartTokens.expiresAt, now)));
     return issue(authorization, scope);
   }
@@ -235,8 +269,9 @@ export function createTokenService({ db, lifetimes, urls }: { db: Database; life
   async function revoke(client: SmartClient, token: string): Promise<void> {
     const found = await findToken(token);
     if (!found || found.authorization.clientId !== client.id) return;
-    if (found.token.kind === 'refresh') await revokeAuthorization(found.authorization.id);
-    else await db.update(smartTokens).set({ revokedAt: new Date() }).where(eq(smartTokens.id, found.token.id));
+    if (found.token.kind === 'refresh') return revokeAuthorization(found.authorization.id);
+    await db.update(smartTokens).set({ revokedAt: new Date() }).where(eq(smartTokens.id, found.token.id));
+    validTokens.forget(found.token.id);
   }
 
   /** RFC 7662 (introspectionSchema). */

@@ -209,7 +209,12 @@ describe('access rules', () => {
     expect(forged.headers.get('www-authenticate')).toContain('error="invalid_token"');
 
     // A token this server signed, whose hour has passed.
-    const tokens = createTokenService({ db: service.database.db, lifetimes: service.config, urls: smartUrls(service.config.PUBLIC_BASE_URL) });
+    const tokens = createTokenService({
+      db: service.database.db,
+      lifetimes: service.config,
+      urls: smartUrls(service.config.PUBLIC_BASE_URL),
+      listen: service.database.listen,
+    });
     const [row] = await service.database.db
       .select()
       .from(smartTokens)

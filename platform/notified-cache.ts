@@ -1,0 +1,85 @@
+import type { Listen } from './database';
+
+export interface NotifiedCacheOptions<Answer, Kept extends Answer> {
+  /** The channel a trigger NOTIFYs, with the row's id, on every update or delete of the rows answers are read from. */
+  channel: string;
+  listen: Listen;
+  /** Asks the database, for every key not remembered. */
+  lookUp(key: string): Promise<Answer>;
+  /** Which answers are remembered: positive ones only, so a refusal is asked again and a new credential works at once. */
+  keeps(answer: Answer): answer is Kept;
+  /** The ids of the rows a kept answer was read from: a notification naming any of them forgets it. */
+  idsOf(answer: Kept): readonly string[];
+  /** When a kept answer stops being true by itself (epoch ms, e.g. a token's expiry): it is never served from then on. */
+  expiresAt?(answer: Kept): number;
+  /**
+   * Past this age an answer is looked up again, in case a notification was lost before the listening
+   * connection noticed it had dropped: the bound on a stale answer's life when NOTIFY fails.
+   */
+  maxAgeMs: number;
+  /** Past this many entries the cache starts over: it only stops a flood of valid keys growing the map. */
+  maxEntries: number;
+}
+
+export interface NotifiedCache<Answer> {
+  get(key: string): Promise<Answer>;
+  /**
+   * Forgets every answer read from row `id`, in this process and at once: for a change this process
+   * has just committed, so its own next request does not wait for the NOTIFY (which reaches the others).
+   */
+  forget(id: string): void;
+}
+
+interface Entry<Kept> {
+  answer: Kept;
+  ids: readonly string[];
+  /** Epoch ms from which the answer is no longer served: its max age or its own expiry, whichever comes first. */
+  until: number;
+}
+
+/**
+ * Positive lookups remembered by this process, kept honest by the database: a trigger NOTIFYs every
+ * change to the rows they were read from, whatever path made it, and every process LISTENing forgets
+ * the answers naming that row within milliseconds. Nothing is cached until LISTEN is in place, and
+ * everything is forgotten whenever it is (re)established, since notifications sent meanwhile are lost.
+ */
+export function createNotifiedCache<Answer, Kept extends Answer>(options: NotifiedCacheOptions<Answer, Kept>): NotifiedCache<Answer> {
+  const entries = new Map<string, Entry<Kept>>();
+  let listening = false;
+  // Bumped on every invalidation, so a lookup that started before a change does not cache its stale answer.
+  let generation = 0;
+  const forget = (id: string) => {
+    generation += 1;
+    for (const [key, entry] of entries) if (entry.ids.includes(id)) entries.delete(key);
+  };
+
+  void options
+    .listen(options.channel, forget, () => {
+      entries.clear();
+      generation += 1;
+      listening = true;
+    })
+    .catch(() => {
+      // Without LISTEN nothing is cached: every lookup asks the database, as it would without the cache.
+      listening = false;
+    });
+
+  return {
+    async get(key) {
+      const cached = entries.get(key);
+      if (cached) {
+        if (Date.now() < cached.until) return cached.answer;
+        entries.delete(key);
+      }
+      const startedAt = generation;
+      const answer = await options.lookUp(key);
+      if (options.keeps(answer) && listening && startedAt === generation) {
+        if (entries.size >= options.maxEntries) entries.clear();
+        const until = Math.min(Date.now() + options.maxAgeMs, options.expiresAt?.(answer) ?? Number.POSITIVE_INFINITY);
+        entries.set(key, { answer, ids: options.idsOf(answer), until });
+      }
+      return answer;
+    },
+    forget,
+  };
+}
