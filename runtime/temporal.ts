@@ -8,6 +8,9 @@ import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../workflows/search-attributes';
 
+/** How often the dev server may read its queue of new tasks; far above what any load here asks for. */
+const TRANSFER_QUEUE_READS_PER_SECOND = 1000;
+
 export interface DevServerOptions {
   cliPath: string;
   port: number;
@@ -23,6 +26,8 @@ export interface DevServerOptions {
 export interface DevServer {
   address: string;
   uiUrl: string | null;
+  /** The server's process (the benchmarks read its CPU time). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -56,6 +61,12 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     // at 1 in flight: 143 ms → 88 ms here; README, Benchmarks).
     '--dynamic-config-value',
     'system.enableActivityEagerExecution=true',
+    // The server reads each history shard's queue of new tasks (a workflow task after an activity, a
+    // start) at most 20 times a second by default, so at light load every such task waits up to 50 ms
+    // before it reaches a worker; the dev server has one shard, and reading it on every notification
+    // costs little (README, Benchmarks: a no-op workflow 100 → 39 ms).
+    '--dynamic-config-value',
+    `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_READS_PER_SECOND}`,
   ];
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
@@ -93,6 +104,7 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
   return {
     address,
     uiUrl: options.uiPort === null ? null : `http://localhost:${options.uiPort}`,
+    pid: child.pid!,
     stop: async () => {
       await stopChild(child);
       process.removeListener('exit', killOnExit);
@@ -103,11 +115,16 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
 
 /** Connects to Temporal, retrying briefly so a server that is still starting is not an error. */
 export async function connectTemporal(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
+  const connection = await untilReachable(address, () => Connection.connect({ address, connectTimeout: 5_000 }));
+  return { connection, client: new Client({ connection, namespace }) };
+}
+
+/** Retries `connect` for up to 30 s, so a Temporal server that is still starting is not an error. */
+export async function untilReachable<T>(address: string, connect: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 5_000 });
-      return { connection, client: new Client({ connection, namespace }) };
+      return await connect();
     } catch (error) {
       if (Date.now() > deadline) {
         throw new TemporalStartError(`Cannot reach Temporal at ${address}: ${(error as Error).message}`);
@@ -122,7 +139,7 @@ export async function connectTemporal(address: string, namespace: string): Promi
  * (Temporal Cloud manages them in its console) is reported, not fatal: runs still work, only the
  * Web UI filters do not.
  */
-export async function ensureSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<void> {
+export async function ensureSearchAttributes(connection: Pick<Connection, 'operatorService'>, namespace: string, logger: Logger): Promise<void> {
   const keywordType = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
