@@ -42,13 +42,14 @@ const RECORD_ATTEMPT_WITHIN_MS = 60_000;
 /** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
 export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, resolveHost = resolveWithSystem }: DeliveryActivityDependencies) {
   /**
-   * What an attempt needs, read afresh at each attempt in one query: the envelope, the target (the
-   * connection's URL and secret when set, else the organization's, each resolved on its own) and
-   * the chaos profile.
+   * What an attempt needs, read afresh at each attempt in one query: the attempt's record if it was
+   * made already, the envelope, the target (the connection's URL and secret when set, else the
+   * organization's, each resolved on its own) and the chaos profile.
    */
-  async function loadAttemptContext(deliveryId: string) {
+  async function loadAttemptContext(deliveryId: string, attemptNumber: number) {
     const [row] = await db
       .select({
+        recorded: { outcome: deliveryAttempts.outcome, responseStatus: deliveryAttempts.responseStatus, retryAfterMs: deliveryAttempts.retryAfterMs },
         envelopeBody: deliveries.envelopeBody,
         organizationUrl: organizations.webhookUrl,
         organizationSecret: organizations.webhookSecret,
@@ -58,6 +59,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       })
       .from(deliveries)
       .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
+      .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
       .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
       .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
       .where(eq(deliveries.id, deliveryId));
@@ -68,22 +70,30 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       source: row.connectionUrl ? 'connection' : 'organization',
     };
     const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
-    return { envelopeBody: row.envelopeBody, target, chaosProfile };
+    const attempt = row.recorded;
+    const recorded: AttemptResult | null = attempt?.outcome
+      ? { outcome: attempt.outcome, responseStatus: attempt.responseStatus, retryAfterMs: attempt.retryAfterMs }
+      : null;
+    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile };
   }
 
   return {
     /**
      * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own; an
-     * attempt already recorded (the activity retried after a crash) is answered from its record.
+     * attempt already recorded (the activity retried after a crash) is answered from its record. The
+     * first attempt of a new delivery records the delivery first (once, whoever comes first: see
+     * recordNewDelivery).
      */
-    async attemptDelivery(input: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger }): Promise<AttemptResult> {
-      const [recorded] = await db
-        .select()
-        .from(deliveryAttempts)
-        .where(and(eq(deliveryAttempts.deliveryId, input.deliveryId), eq(deliveryAttempts.number, input.attemptNumber)));
-      if (recorded) return { outcome: recorded.outcome, responseStatus: recorded.responseStatus, retryAfterMs: recorded.retryAfterMs };
+    async attemptDelivery(input: {
+      deliveryId: string;
+      attemptNumber: number;
+      trigger: AttemptTrigger;
+      newDelivery?: NewDelivery;
+    }): Promise<AttemptResult> {
+      if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
+      const { recorded, envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId, input.attemptNumber);
+      if (recorded) return recorded;
 
-      const { envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId);
       const startedAt = new Date();
       const chaos = pickChaos(chaosProfile, input.attemptNumber);
       const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs, resolveHost });
@@ -116,6 +126,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       return { outcome: exchange.outcome, responseStatus: exchange.responseStatus, retryAfterMs: exchange.retryAfterMs };
     },
 
+    /** The step that recorded a new delivery before its first attempt, in runs begun before the attempt did it. */
     async recordNewDelivery(delivery: NewDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
     },

@@ -93,7 +93,8 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
       body: triggerBodySchema,
       success: {
         status: 202,
-        description: 'Accepted: the delivery workflow has started. Retried with the same Idempotency-Key after a lost answer, the same delivery.',
+        description:
+          'Accepted: the delivery workflow has started; the body is the delivery as accepted (`pending`), its progress is at `url`. Retried with the same Idempotency-Key after a lost answer, the same delivery.',
         schema: acceptedDeliverySchema,
       },
       errors: [404, 415, 422, 503],
@@ -143,9 +144,10 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           plan,
           describe: (delivery) => `delivery ${delivery.id}`,
           start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          // The delivery as accepted; its progress is at its url. Recorded here too, so a GET right after finds it.
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
-            return present(await findOwned(auth.organizationId, delivery.id));
+            return presentDelivery(pendingDelivery(delivery), []);
           },
           fallback: (delivery) => presentDelivery(pendingDelivery(delivery), []),
         });

@@ -1,6 +1,7 @@
 import {
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -10,6 +11,7 @@ import {
 import type { SandboxActivities } from '../../activities';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
+import type { NewDelivery } from '../../webhooks/delivery-records';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,
@@ -24,6 +26,9 @@ import {
   replayDeliveryUpdate,
 } from './contract';
 import { decideAfterAttempt, decideAfterReplay } from './policy';
+
+/** The patch (workflow versioning) under which the first attempt, not a step before it, records a new delivery. */
+const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
 
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
@@ -94,10 +99,10 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     { validator: () => refuseIf(refusesReplay(), cannotReplay(state.status)) },
   );
 
-  async function attempt(trigger: AttemptTrigger, retriesUsed: number) {
+  async function attempt(trigger: AttemptTrigger, retriesUsed: number, newDelivery?: NewDelivery) {
     return exclusively(async () => {
       const attemptNumber = state.attemptsMade + 1;
-      const result = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger });
+      const result = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger, newDelivery });
       state = { ...state, attemptsMade: attemptNumber };
       const decision = trigger === 'replay' ? decideAfterReplay(result) : decideAfterAttempt(result, retriesUsed, input.retryScheduleMs);
       // Date.now() in a workflow is the deterministic workflow clock.
@@ -106,9 +111,12 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     });
   }
 
-  if (input.newDelivery) await recordNewDelivery(input.newDelivery);
+  // The first attempt records the new delivery itself: a step of its own cost the first workflow task
+  // a round trip through the worker before anything was sent. Runs that began before keep that step.
+  const recordedByAttempt = patched(FIRST_ATTEMPT_RECORDS_DELIVERY);
+  if (input.newDelivery && !recordedByAttempt) await recordNewDelivery(input.newDelivery);
   if (!input.resumeFrom) {
-    let decision = await attempt('initial', 0);
+    let decision = await attempt('initial', 0, recordedByAttempt ? input.newDelivery : undefined);
     for (let retriesUsed = 1; decision.status === 'retrying'; retriesUsed += 1) {
       const cancelled = await condition(() => state.status === 'cancelled', decision.delayMs);
       if (cancelled) break;

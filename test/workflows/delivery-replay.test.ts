@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { installQuietRuntime } from '../../runtime/worker';
+
+/**
+ * Deliveries already running keep working when the delivery workflow changes: a history recorded by
+ * an earlier version replays against today's code without a nondeterminism error. Histories are kept
+ * as binary protobuf (History.encode of WorkflowHandle.fetchHistory()): the SDK's JSON reader fails in
+ * this install, whose @temporalio/common and @temporalio/proto each carry their own protobufjs.
+ */
+beforeAll(() => installQuietRuntime());
+
+const { History, EventType } = { History: proto.temporal.api.history.v1.History, EventType: proto.temporal.api.enums.v1.EventType };
+
+function history(name: string) {
+  return History.decode(readFileSync(new URL(`./histories/${name}.binpb`, import.meta.url)));
+}
+
+describe('delivery workflow versions', () => {
+  it('replays a delivery begun when a step before the first attempt recorded it (patch first-attempt-records-delivery)', async () => {
+    const recorded = history('delivery-recorded-before-first-attempt');
+    const types = recorded.events.map((event) => event.eventType);
+    // That version's first workflow task ran the recording step (a local activity's marker) before scheduling the attempt.
+    expect(types.indexOf(EventType.EVENT_TYPE_MARKER_RECORDED)).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED));
+    expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-recorded-before-first-attempt'),
+    ).resolves.toBeUndefined();
+  });
+});
