@@ -67,6 +67,39 @@ function summary(latencies: number[]) {
   };
 }
 
+/** Busy CPU time since `start()`, in ms: the whole machine's (/proc/stat), the Temporal server's and this process's. */
+function cpuMeter(temporalPid: number) {
+  const ticksPerMs = 100 / 1000; // USER_HZ, 100 on Linux
+  const machineBusy = () => {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+    return fields.slice(0, 8).reduce((sum, value, index) => (index === 3 || index === 4 ? sum : sum + value!), 0) / ticksPerMs;
+  };
+  const processBusy = (pid: number) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
+  };
+  const sample = () => ({ machine: machineBusy(), temporal: processBusy(temporalPid), self: process.cpuUsage() });
+  return {
+    start() {
+      const before = sample();
+      return () => {
+        const after = sample();
+        const self = process.cpuUsage(before.self);
+        return { machine: after.machine - before.machine, temporal: after.temporal - before.temporal, self: (self.user + self.system) / 1000 };
+      };
+    },
+  };
+}
+
+type CpuSpent = ReturnType<ReturnType<ReturnType<typeof cpuMeter>['start']>>;
+
+/** CPU per delivery (or per no-op workflow), in ms: the machine's, then where it went. */
+function perItem(cpu: CpuSpent, items: number): string {
+  const each = (ms: number) => (ms / items).toFixed(1);
+  return `${each(cpu.machine)} ms (Temporal ${each(cpu.temporal)}, Node ${each(cpu.self)}, rest ${each(cpu.machine - cpu.temporal - cpu.self)})`;
+}
+
 function runSize(concurrency: number): number {
   return Math.min(deliveriesPerRun, 200 * concurrency);
 }
@@ -136,9 +169,18 @@ async function main() {
     // Warm both up (JIT, connection pools, workflow caches) so the first rows do not pay for it.
     await runDeliveries(service.baseUrl, tenant.key, receiver, 5, 50);
     await runEngineCeiling(temporal.client, 5, 50);
+    const cpu = cpuMeter(temporalServer.pid);
+    const cpuNotes: string[] = [];
     for (const concurrency of concurrencies) {
+      let spent = cpu.start();
       const ours = await runDeliveries(service.baseUrl, tenant.key, receiver, concurrency);
+      const oursCpu = spent();
+      spent = cpu.start();
       const engineRun = await runEngineCeiling(temporal.client, concurrency);
+      const engineCpu = spent();
+      cpuNotes.push(
+        `  ${concurrency} in flight: a delivery ${perItem(oursCpu, runSize(concurrency))}; a no-op workflow ${perItem(engineCpu, runSize(concurrency))}`,
+      );
       const rawRate = await runRawPosts(receiver.url, concurrency);
       const ratio = ours.rate / engineRun.rate;
       const goals = [`ours ÷ engine ≥ ${GOALS.oursOverEngine}: ${met(ratio >= GOALS.oursOverEngine)}`];
@@ -147,6 +189,11 @@ async function main() {
         `${String(concurrency).padStart(11)} | ${ours.rate.toFixed(0).padStart(5)}/s, ${ours.latency.text.padEnd(40)} | ${`${engineRun.rate.toFixed(0)}/s, p50 ${engineRun.latency.p50.toFixed(0)} ms`.padStart(29)} | ${rawRate.toFixed(0).padStart(17)} | ${ratio.toFixed(2).padStart(13)} | ${goals.join('; ')}`,
       );
     }
+
+    console.log(
+      `\nCPU time per item, whole machine (${cpus().length} cores: at most ${cpus().length * 1000} ms of CPU a second), and where it went; Node is this process: API, worker, receiver and the load itself:`,
+    );
+    for (const note of cpuNotes) console.log(note);
 
     await runBacklog(database.url, temporalServer.address);
     console.log(`\nLoad average after: ${formatLoad()}.`);
