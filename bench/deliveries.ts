@@ -7,6 +7,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
+import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { loadFhirStore } from '../fixtures/store';
@@ -23,6 +25,9 @@ import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 import { signEnvelope } from '../webhooks/signing';
+import { deliveryWorkflowId } from '../workflows/delivery/contract';
+
+const { EventType } = proto.temporal.api.enums.v1;
 
 /**
  * `npm run bench:deliveries`: deliveries through the API to a local receiver at several concurrencies
@@ -171,6 +176,7 @@ async function main() {
     await runEngineCeiling(temporal.client, 5, 50);
     const cpu = cpuMeter(temporalServer.pid);
     const cpuNotes: string[] = [];
+    let oneInFlight: string[] = [];
     for (const concurrency of concurrencies) {
       let spent = cpu.start();
       const ours = await runDeliveries(service.baseUrl, tenant.key, receiver, concurrency);
@@ -178,6 +184,14 @@ async function main() {
       spent = cpu.start();
       const engineRun = await runEngineCeiling(temporal.client, concurrency);
       const engineCpu = spent();
+      if (concurrency === 1) {
+        oneInFlight = [
+          '  a delivery:',
+          ...(await breakdown(temporal.client, ours.traces, DELIVERY_MARKS)),
+          '  the no-op workflow:',
+          ...(await breakdown(temporal.client, engineRun.traces, NOOP_MARKS)),
+        ];
+      }
       cpuNotes.push(
         `  ${concurrency} in flight: a delivery ${perItem(oursCpu, runSize(concurrency))}; a no-op workflow ${perItem(engineCpu, runSize(concurrency))}`,
       );
@@ -194,6 +208,10 @@ async function main() {
       `\nCPU time per item, whole machine (${cpus().length} cores: at most ${cpus().length * 1000} ms of CPU a second), and where it went; Node is this process: API, worker, receiver and the load itself:`,
     );
     for (const note of cpuNotes) console.log(note);
+    if (oneInFlight.length > 0) {
+      console.log('\nWhere the time went at 1 in flight (medians of the last 25 of each; server event times from each workflow history):');
+      for (const line of oneInFlight) console.log(line);
+    }
 
     await runBacklog(database.url, temporalServer.address);
     console.log(`\nLoad average after: ${formatLoad()}.`);
@@ -249,6 +267,7 @@ async function runDeliveries(
   total = runSize(concurrency),
 ) {
   const latencies: number[] = [];
+  const traces: Trace[] = [];
   const started = performance.now();
   await pool(total, concurrency, async () => {
     const sent = performance.now();
@@ -256,10 +275,76 @@ async function runDeliveries(
     if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
     const { id } = (await response.json()) as { id: string };
     await receiver.arrival(id);
-    latencies.push(receiver.receivedAt.get(id)! - sent);
+    const received = receiver.receivedAt.get(id)!;
+    latencies.push(received - sent);
+    traces.push({ workflowId: deliveryWorkflowId(id), sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + received });
   });
   const elapsedSeconds = (performance.now() - started) / 1000;
-  return { rate: total / elapsedSeconds, latency: summary(latencies) };
+  return { rate: total / elapsedSeconds, latency: summary(latencies), traces };
+}
+
+/** One workflow of a closed loop: when the client sent it and when it ended (epoch ms, this machine's clock). */
+interface Trace {
+  workflowId: string;
+  sentMs: number;
+  endMs: number;
+}
+
+type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+
+/** A point in a workflow's life: the trace's own ends, or the server's time of the `nth` event of a type. */
+type Mark = { label: string; at: (events: HistoryEvents, trace: Trace) => number };
+
+const sent: Mark = { label: 'sent', at: (_, trace) => trace.sentMs };
+const ended = (label: string): Mark => ({ label, at: (_, trace) => trace.endMs });
+const event = (label: string, type: keyof typeof EventType, nth = 0): Mark => ({
+  label,
+  at: (events) => tsToMs(events.filter((candidate) => candidate.eventType === EventType[type])[nth]!.eventTime),
+});
+
+/** A delivery: the trigger, its workflow's first task, the attempt, the receiver's arrival. */
+const DELIVERY_MARKS = [
+  sent,
+  event('trigger → workflow started (API: key, rate limit, start)', 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED'),
+  event('first workflow task dispatched to the worker', 'EVENT_TYPE_WORKFLOW_TASK_STARTED'),
+  event('first workflow task (schedules the attempt)', 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED'),
+  event('attempt activity dispatched', 'EVENT_TYPE_ACTIVITY_TASK_STARTED'),
+  ended('attempt: record the delivery, load, sign, POST → receipt'),
+];
+
+/** The no-op workflow: start, a workflow task, the activity, a second workflow task, the client's result. */
+const NOOP_MARKS = [
+  sent,
+  event('start → workflow started', 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED'),
+  event('first workflow task dispatched to the worker', 'EVENT_TYPE_WORKFLOW_TASK_STARTED'),
+  event('first workflow task (schedules the activity)', 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED'),
+  event('activity dispatched', 'EVENT_TYPE_ACTIVITY_TASK_STARTED'),
+  event('activity (does nothing) → its completion recorded', 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED'),
+  event('second workflow task dispatched to the worker', 'EVENT_TYPE_WORKFLOW_TASK_STARTED', 1),
+  event('second workflow task (completes the workflow)', 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 1),
+  ended('completion → the client has the result'),
+];
+
+/**
+ * Where the time went, as medians over the last `sample` traces of a run: the client's send and the
+ * trace's end (this process's clock) around the server's event times from each workflow history
+ * (same machine, same clock). The last line is the whole, first mark to last.
+ */
+async function breakdown(client: Client, traces: Trace[], marks: Mark[], sample = 25): Promise<string[]> {
+  const spans: number[][] = marks.map(() => []);
+  for (const trace of traces.slice(-sample)) {
+    const events = (await client.workflow.getHandle(trace.workflowId).fetchHistory()).events!;
+    const times = marks.map((mark) => mark.at(events, trace));
+    for (let index = 1; index < times.length; index += 1) spans[index]!.push(times[index]! - times[index - 1]!);
+    spans[0]!.push(times.at(-1)! - times[0]!);
+  }
+  const median = (values: number[]) =>
+    percentile(
+      values.toSorted((a, b) => a - b),
+      50,
+    );
+  const line = (label: string, values: number[]) => `    ${label.padEnd(60)} ${median(values).toFixed(1).padStart(6)} ms`;
+  return [...marks.slice(1).map((mark, index) => line(mark.label, spans[index + 1]!)), line('whole', spans[0]!)];
 }
 
 async function startNoopWorker(address: string) {
@@ -283,13 +368,17 @@ async function startNoopWorker(address: string) {
 /** The same closed loop on the engine alone: start a no-op workflow and wait for it to finish. */
 async function runEngineCeiling(client: Client, concurrency: number, total = runSize(concurrency)) {
   const latencies: number[] = [];
+  const traces: Trace[] = [];
   const started = performance.now();
   await pool(total, concurrency, async () => {
     const sent = performance.now();
-    await client.workflow.execute('noopWorkflow', { taskQueue: 'bench-noop', workflowId: `noop-${randomUUID()}` });
-    latencies.push(performance.now() - sent);
+    const workflowId = `noop-${randomUUID()}`;
+    await client.workflow.execute('noopWorkflow', { taskQueue: 'bench-noop', workflowId });
+    const done = performance.now();
+    latencies.push(done - sent);
+    traces.push({ workflowId, sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + done });
   });
-  return { rate: total / ((performance.now() - started) / 1000), latency: summary(latencies) };
+  return { rate: total / ((performance.now() - started) / 1000), latency: summary(latencies), traces };
 }
 
 async function runRawPosts(url: string, concurrency: number): Promise<number> {
@@ -340,6 +429,7 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let sampler: NodeJS.Timeout | undefined;
   try {
     let output = '';
     const port = await new Promise<string>((resolve, reject) => {
@@ -355,6 +445,10 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
     const patched = await fetch(`${baseUrl}/v1/settings/webhook`, { method: 'PATCH', headers, body: JSON.stringify({ webhook_url: failing.url }) });
     if (!patched.ok) throw new Error(`PATCH /v1/settings/webhook answered ${patched.status}`);
     const rssIdle = residentMiB(child.pid!);
+    // Resident memory moves with garbage collection by a hundred MiB and more, so it is sampled
+    // throughout rather than read once: while the backlog fills, then with it waiting.
+    let rssSamples: number[] = [];
+    sampler = setInterval(() => rssSamples.push(residentMiB(child.pid!)), 500);
 
     const started = performance.now();
     await pool(backlogSize, 50, async () => {
@@ -364,6 +458,8 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
     });
     while (failing.receivedAt.size < backlogSize) await new Promise((resolve) => setTimeout(resolve, 200));
     const fillSeconds = (performance.now() - started) / 1000;
+    const rssFilling = rssSamples;
+    rssSamples = [];
 
     const listLatencies: number[] = [];
     const triggerLatencies: number[] = [];
@@ -375,16 +471,20 @@ async function runBacklog(databaseUrl: string, temporalAddress: string) {
       await (await fetch(`${baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers })).arrayBuffer();
       triggerLatencies.push(performance.now() - sent);
     }
-    const rss = residentMiB(child.pid!);
+    clearInterval(sampler);
+    const rssWaiting = Math.max(...rssSamples);
+    const mib = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)} MiB`;
     console.log(
       `\nBacklog: ${backlogSize} deliveries waiting in backoff (filled in ${fillSeconds.toFixed(1)} s), held by npm start (API + worker, one process).`,
     );
     console.log(
-      `  RSS ${rss.toFixed(0)} MiB with the backlog (${rssIdle.toFixed(0)} MiB idle before it) | goal ≤ ${GOALS.backlogRssMiB} MiB: ${met(rss <= GOALS.backlogRssMiB)}`,
+      `  RSS with the backlog waiting (every 0.5 s during the requests below): ${mib(rssSamples)} | goal ≤ ${GOALS.backlogRssMiB} MiB (highest sample): ${met(rssWaiting <= GOALS.backlogRssMiB)}`,
     );
+    console.log(`  RSS idle before it ${rssIdle.toFixed(0)} MiB; while it filled ${mib(rssFilling)}`);
     console.log(`  GET /v1/webhooks/deliveries?status=retrying&limit=50: ${summary(listLatencies).text}`);
     console.log(`  POST /v1/webhooks/trigger-mock-event:               ${summary(triggerLatencies).text}`);
   } finally {
+    clearInterval(sampler);
     if (child.exitCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
