@@ -36,11 +36,19 @@ const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 // Any constant works, as long as every process sharing the database uses the same one.
 const MIGRATION_LOCK_ID = 727_001;
 
+/**
+ * postgres.js settings for every pool we open. `fetch_types: false`: by default each new connection
+ * first asks for the array types, and when the database drops the connection during that query the
+ * failure escapes as an unhandled rejection, which ends the process (porsager/postgres#1192, open):
+ * a database outage must give 503s, not a crash. No column or parameter of ours is a Postgres array.
+ */
+const CLIENT_OPTIONS = { onnotice: () => {}, connect_timeout: 10, fetch_types: false } as const;
+
 /** Opens the database and applies every committed migration in `drizzle/` before returning. */
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     await migratePostgresOnce(options.databaseUrl);
-    const client = postgres(options.databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10 });
     const db = drizzlePostgres(client, { schema });
     return {
       db: db as unknown as Database,
@@ -76,7 +84,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
 
 /** API and workers may start together; a session advisory lock makes them migrate one at a time. */
 async function migratePostgresOnce(databaseUrl: string): Promise<void> {
-  const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const client = postgres(databaseUrl, { ...CLIENT_OPTIONS, max: 1 });
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
     await migratePostgres(drizzlePostgres(client), { migrationsFolder });

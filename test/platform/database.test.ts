@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getTableName, is } from 'drizzle-orm';
@@ -56,6 +57,74 @@ describe('migrations on Postgres', () => {
       const handles = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url, dataDir: scratch })));
       await Promise.all(handles.map((handle) => handle.close()));
       expect(await readSchema(url)).toEqual({ tables: EXPECTED_TABLES, migrations: journal.entries.length });
+    });
+  });
+});
+
+/**
+ * A TCP proxy to Postgres that cuts any connection on which the client sends postgres.js's start-up
+ * array-types query, the way an outage can land at that moment.
+ */
+async function startTypeQueryCutter(url: string) {
+  const target = new URL(url);
+  const upstreamPort = Number(target.port || 5432);
+  const upstreamHost = target.hostname;
+  const sockets = new Set<Socket>();
+  let cuts = 0;
+  const server = createServer((client) => {
+    const upstream = connect(upstreamPort, upstreamHost);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.on('data', (chunk) => {
+      if (chunk.includes('typarray')) {
+        cuts += 1;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  target.hostname = '127.0.0.1';
+  target.port = String((server.address() as AddressInfo).port);
+  return {
+    url: target.toString(),
+    cuts: () => cuts,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('connections to Postgres', () => {
+  it('never run the start-up query whose failure would end the process (porsager/postgres#1192)', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    await withEmptyDatabase(async (url) => {
+      const cutter = await startTypeQueryCutter(url);
+      try {
+        const database = await openDatabase({ databaseUrl: cutter.url, dataDir: scratch });
+        try {
+          const organization = await createOrganization(database.db, { name: 'Cut Connection Health' });
+          expect(organization.id).toMatch(/^org_/);
+        } finally {
+          await database.close();
+        }
+      } finally {
+        await cutter.close();
+        process.off('unhandledRejection', record);
+      }
+      expect(cutter.cuts()).toBe(0);
+      expect(unhandled).toEqual([]);
     });
   });
 });
