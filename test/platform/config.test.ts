@@ -26,6 +26,7 @@ describe('configuration', () => {
       TEMPORAL_TASK_QUEUE: 'sandbox',
       RATE_LIMIT_PER_MINUTE: 600,
       ALLOW_PRIVATE_TARGETS: true,
+      WORKER_HEAP_GROWING_PERCENT: 100,
     });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.TEMPORAL_ADDRESS).toBeUndefined();
@@ -45,6 +46,7 @@ describe('configuration', () => {
     [{ ALLOW_PRIVATE_TARGETS: 'maybe' }, 'ALLOW_PRIVATE_TARGETS: expected true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE: expected a number above 0'],
+    [{ WORKER_HEAP_GROWING_PERCENT: '-5' }, 'WORKER_HEAP_GROWING_PERCENT: expected 0 or more'],
   ])('names the variable and what it accepts: %j', (env, expected) => {
     expect(configError(env)).toContain(expected);
   });
