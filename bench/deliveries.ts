@@ -338,12 +338,7 @@ async function breakdown(client: Client, traces: Trace[], marks: Mark[], sample 
     for (let index = 1; index < times.length; index += 1) spans[index]!.push(times[index]! - times[index - 1]!);
     spans[0]!.push(times.at(-1)! - times[0]!);
   }
-  const median = (values: number[]) =>
-    percentile(
-      values.toSorted((a, b) => a - b),
-      50,
-    );
-  const line = (label: string, values: number[]) => `    ${label.padEnd(60)} ${median(values).toFixed(1).padStart(6)} ms`;
+  const line = (label: string, values: number[]) => `    ${label.padEnd(60)} ${summary(values).p50.toFixed(1).padStart(6)} ms`;
   return [...marks.slice(1).map((mark, index) => line(mark.label, spans[index + 1]!)), line('whole', spans[0]!)];
 }
 

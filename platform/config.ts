@@ -49,7 +49,9 @@ const retrySchedule = z
   .regex(RETRY_SCHEDULE_PATTERN, `expected comma-separated durations with ms, s, m or h, e.g. ${DEFAULT_RETRY_SCHEDULE}`)
   .transform(parseRetrySchedule);
 
-const positiveInt = z.coerce.number({ message: 'expected a number' }).int('expected a whole number').positive('expected a number above 0');
+const wholeNumber = z.coerce.number({ message: 'expected a number' }).int('expected a whole number');
+const positiveInt = wholeNumber.positive('expected a number above 0');
+const nonNegativeInt = wholeNumber.min(0, 'expected 0 or more');
 
 /** The ignored project folder for tools fetched at run time (the Temporal CLI). */
 export const DEFAULT_TOOLS_DIR = '.tools';
@@ -82,16 +84,8 @@ const environmentSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
-    .number({ message: 'expected a number' })
-    .int('expected a whole number')
-    .min(0, 'expected 0 or more')
-    .default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
-  WORKER_HEAP_GROWING_PERCENT: z.coerce
-    .number({ message: 'expected a number' })
-    .int('expected a whole number')
-    .min(0, 'expected 0 or more')
-    .default(DEFAULT_WORKER_HEAP_GROWING_PERCENT),
+  WORKER_MAX_CACHED_WORKFLOWS: nonNegativeInt.default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
+  WORKER_HEAP_GROWING_PERCENT: nonNegativeInt.default(DEFAULT_WORKER_HEAP_GROWING_PERCENT),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   DELIVERY_RETENTION_DAYS: positiveInt.default(30),

@@ -1,5 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getTableName, is } from 'drizzle-orm';
@@ -10,6 +9,7 @@ import * as schema from '../../drizzle/schema';
 import { DatabaseInUseError, openDatabase } from '../../platform/database';
 import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../../platform/organizations';
 import { createScratchDatabase } from '../support/scratch-database';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sandbox-db-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -61,58 +61,21 @@ describe('migrations on Postgres', () => {
   });
 });
 
-/**
- * A TCP proxy to Postgres that cuts any connection on which the client sends postgres.js's start-up
- * array-types query, the way an outage can land at that moment.
- */
-async function startTypeQueryCutter(url: string) {
-  const target = new URL(url);
-  const upstreamPort = Number(target.port || 5432);
-  const upstreamHost = target.hostname;
-  const sockets = new Set<Socket>();
-  let cuts = 0;
-  const server = createServer((client) => {
-    const upstream = connect(upstreamPort, upstreamHost);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.on('data', (chunk) => {
-      if (chunk.includes('typarray')) {
-        cuts += 1;
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => client.write(chunk));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  target.hostname = '127.0.0.1';
-  target.port = String((server.address() as AddressInfo).port);
-  return {
-    url: target.toString(),
-    cuts: () => cuts,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('connections to Postgres', () => {
   it('never run the start-up query whose failure would end the process (porsager/postgres#1192)', async () => {
     const unhandled: unknown[] = [];
     const record = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', record);
     await withEmptyDatabase(async (url) => {
-      const cutter = await startTypeQueryCutter(url);
+      const target = new URL(url);
+      // Cuts any connection at postgres.js's start-up array-types query, the way an outage can land then.
+      const cutter = await startTcpProxy(
+        { host: target.hostname, port: Number(target.port || 5432) },
+        { cutOnClientChunk: (chunk) => chunk.includes('typarray') },
+      );
+      target.host = cutter.address;
       try {
-        const database = await openDatabase({ databaseUrl: cutter.url, dataDir: scratch });
+        const database = await openDatabase({ databaseUrl: target.toString(), dataDir: scratch });
         try {
           const organization = await createOrganization(database.db, { name: 'Cut Connection Health' });
           expect(organization.id).toMatch(/^org_/);
@@ -123,7 +86,7 @@ describe('connections to Postgres', () => {
         await cutter.close();
         process.off('unhandledRejection', record);
       }
-      expect(cutter.cuts()).toBe(0);
+      expect(cutter.cutConnections()).toBe(0);
       expect(unhandled).toEqual([]);
     });
   });

@@ -13,13 +13,21 @@ export interface TcpProxy {
   restore(): Promise<void>;
   /** Holds every chunk this long in each direction (0: none), to widen the window between two steps. */
   setLatency(ms: number): void;
+  /** Connections dropped so far because the client sent what `cutOnClientChunk` matched. */
+  cutConnections(): number;
   close(): Promise<void>;
 }
 
+export interface TcpProxyOptions {
+  /** Drops the connection, both ends, when the client sends a chunk this matches, instead of forwarding it: an outage landing at that exact step. */
+  cutOnClientChunk?: (chunk: Buffer) => boolean;
+}
+
 /** A TCP proxy a test controls, between a process under test and a dependency (Postgres, Temporal). */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: { host: string; port: number }, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let latencyMs = 0;
+  let cutConnections = 0;
   let server: Server | null = null;
   let port = 0;
 
@@ -30,9 +38,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
 
   // Each chunk is written after the latency, in order, so a delayed stream stays a stream.
-  const forward = (from: Socket, to: Socket) => {
+  const forward = (from: Socket, to: Socket, cutOn?: (chunk: Buffer) => boolean) => {
     let queue = Promise.resolve();
     from.on('data', (chunk: Buffer) => {
+      if (cutOn?.(chunk)) {
+        cutConnections += 1;
+        from.destroy();
+        to.destroy();
+        return;
+      }
       const delay = latencyMs;
       queue = queue.then(async () => {
         if (delay > 0) await sleep(delay);
@@ -54,7 +68,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         track(upstream);
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
-        forward(client, upstream);
+        forward(client, upstream, options.cutOnClientChunk);
         forward(upstream, client);
       });
       created.once('error', reject);
@@ -82,6 +96,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     setLatency(ms) {
       latencyMs = ms;
     },
+    cutConnections: () => cutConnections,
     close: stopListening,
   };
 }
