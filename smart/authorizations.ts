@@ -10,7 +10,7 @@ import type { SmartUrls } from './endpoints';
 import { consumeLaunch } from './launches';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { grantableScopes, needsPatientChoice, withLaunchContext } from './scopes';
+import { grantableScopes, needsPatientChoice, unevaluableFilters, withLaunchContext } from './scopes';
 import type { TokenResponse, TokenService } from './tokens';
 
 /** What the authorization endpoint answers: an error page, a redirect to the client, or the patient picker. */
@@ -91,6 +91,13 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (!PKCE_CHALLENGE.test(challenge))
       return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier: 43 characters, no padding.');
 
+    const unevaluable = unevaluableFilters(params.get('scope') ?? '', deps.canFilter);
+    if (unevaluable.length > 0) {
+      return fail(
+        'invalid_scope',
+        `This FHIR endpoint cannot evaluate the filter of ${unevaluable.join(', ')}: granular scopes may use the search parameters listed for their type in /fhir/R4/metadata, with readable values.`,
+      );
+    }
     const launch = params.get('launch');
     const launchKind = launch ? 'ehr' : 'standalone';
     const scopes = grantableScopes(params.get('scope') ?? '', {
