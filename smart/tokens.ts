@@ -6,6 +6,7 @@ import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTo
 import type { Config } from '../platform/config';
 import type { Database, Listen } from '../platform/database';
 import { createNotifiedCache } from '../platform/notified-cache';
+import { excerpt } from '../platform/text';
 import type { SmartUrls } from './endpoints';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
@@ -260,7 +261,7 @@ export function createTokenService({
       if ('refused' in narrowed) {
         throw new OAuthError(
           'invalid_scope',
-          `${narrowed.refused} cannot be granted at refresh: ${narrowed.reason}. A refresh may keep or narrow the scope granted (${stored.scope}); the refresh token is still valid.`,
+          `${excerpt(narrowed.refused)} cannot be granted at refresh: ${narrowed.reason}. A refresh may keep or narrow the scope granted (${stored.scope}); the refresh token is still valid.`,
         );
       }
       scope = narrowed.scope;
