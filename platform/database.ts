@@ -42,7 +42,24 @@ const MIGRATION_LOCK_ID = 727_001;
  * failure escapes as an unhandled rejection, which ends the process (porsager/postgres#1192, open):
  * a database outage must give 503s, not a crash. No column or parameter of ours is a Postgres array.
  */
-const CLIENT_OPTIONS = { onnotice: () => {}, connect_timeout: 10, fetch_types: false } as const;
+const CLIENT_OPTIONS = {
+  onnotice: () => {},
+  connect_timeout: 10,
+  fetch_types: false,
+  backoff: reconnectDelaySeconds,
+  // A connection idle this long is closed: one left half-open by a failover is not handed a query later.
+  idle_timeout: 60,
+} as const;
+
+/**
+ * How long a connection that failed waits before connecting again, with the query it holds, in
+ * seconds. postgres.js grows it to 20 s over an outage (3^n / 100), so requests made during a
+ * Postgres restart stayed held up to 20 s after it was back. Short and capped: serving again within
+ * a second of Postgres accepting connections; jittered, so the pool does not reconnect in step.
+ */
+export function reconnectDelaySeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 0.5) * (0.75 + Math.random() / 4);
+}
 
 /** Opens the database and applies every committed migration in `drizzle/` before returning. */
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
