@@ -8,6 +8,7 @@ import { asFhirJson } from '../fhir/resource-json';
 import { type Database, retryWhileUnavailable } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -88,7 +89,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       deliveryId: string;
       attemptNumber: number;
       trigger: AttemptTrigger;
-      newDelivery?: NewDelivery;
+      newDelivery?: CarriedDelivery;
     }): Promise<AttemptResult> {
       if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
       const { recorded, envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId, input.attemptNumber);
@@ -127,7 +128,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
     },
 
     /** The step that recorded a new delivery before its first attempt, in runs begun before the attempt did it. */
-    async recordNewDelivery(delivery: NewDelivery): Promise<void> {
+    async recordNewDelivery(delivery: CarriedDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
     },
 

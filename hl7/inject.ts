@@ -67,7 +67,7 @@ export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): New
  */
 export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
   const delivery = planHl7Delivery(recipient, outcome);
-  await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+  await startDelivery(deps, delivery, deps.retryScheduleMs);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return delivery.id;
 }

@@ -1,7 +1,8 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
-import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
+import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
+import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
 export interface NewDelivery {
@@ -26,14 +27,36 @@ export interface NewDelivery {
  * Records a new delivery once, whoever comes first: the workflow's first step, which owns it, or the
  * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
  * workflow before the row exists means a crash in between can never leave a delivery that looks
- * accepted but has no workflow.
+ * accepted but has no workflow. A claim check's envelope moves from staged_envelopes into the row in
+ * one transaction, so at rest it is stored once; any staged copy goes once the row exists.
  */
-export async function recordNewDelivery(db: Database, delivery: NewDelivery): Promise<void> {
+export async function recordNewDelivery(db: Database, delivery: CarriedDelivery): Promise<void> {
   const createdAt = new Date(delivery.createdAt);
-  await db
-    .insert(deliveries)
-    .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
-    .onConflictDoNothing();
+  if (!isStaged(delivery)) {
+    await db
+      .insert(deliveries)
+      .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
+      .onConflictDoNothing();
+    // The API records a large delivery from its own copy, and the workflow may not have taken the staged one yet.
+    if (needsClaimCheck(delivery.envelopeBody)) await db.delete(stagedEnvelopes).where(eq(stagedEnvelopes.deliveryId, delivery.id));
+    return;
+  }
+  const { envelopeStaged: _, ...claim } = delivery;
+  await db.transaction(async (tx) => {
+    const [staged] = await tx
+      .delete(stagedEnvelopes)
+      .where(eq(stagedEnvelopes.deliveryId, delivery.id))
+      .returning({ envelopeBody: stagedEnvelopes.envelopeBody });
+    if (staged) {
+      await tx
+        .insert(deliveries)
+        .values({ ...claim, envelopeBody: staged.envelopeBody, status: 'pending', createdAt, updatedAt: createdAt })
+        .onConflictDoNothing();
+      return;
+    }
+    const [recorded] = await tx.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
+    if (!recorded) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
+  });
 }
 
 /** The organization's delivery with this id, or undefined (another organization's is not found either). */

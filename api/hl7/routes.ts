@@ -258,7 +258,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           res,
           plan: () => planHl7Delivery(recipient, outcome),
           describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
             const recorded = await findDelivery(db, auth.organizationId, delivery.id);

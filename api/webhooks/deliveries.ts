@@ -143,7 +143,7 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           res,
           plan,
           describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           // The delivery as accepted; its progress is at its url. Recorded here too, so a GET right after finds it.
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
