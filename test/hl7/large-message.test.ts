@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { stagedEnvelopes } from '../../drizzle/schema';
 import { FS, frame } from '../../hl7/mllp';
+import { processHl7OffLoop } from '../../hl7/off-loop';
 import { MAX_MESSAGE_BYTES, parseHl7 } from '../../hl7/parse';
+import { processHl7Portable } from '../../hl7/portable-outcome';
 import { createLogger } from '../../platform/logger';
 import { createWorkflowClient } from '../../platform/workflow-client';
 import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
@@ -118,6 +120,22 @@ describe('a 256 KiB HL7 v2 message', () => {
     expect(Buffer.byteLength(text)).toBe(MAX_MESSAGE_BYTES);
     expect(STAGE_ENVELOPES_OVER_BYTES).toBeLessThan(TEMPORAL_PAYLOAD_LIMIT);
   });
+
+  it('is processed off the event loop, with the same outcome as in place', async () => {
+    const text = largeOruR01({ controlId: 'SYN-BIG-LOOP' });
+    // A thread's answer arrives as a message on a later turn of the event loop, after this setImmediate;
+    // work done in place would resolve first, without the loop ever turning.
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    const offLoop = await processHl7OffLoop(text);
+    expect(turned).toBe(true);
+    const inPlace = processHl7Portable(text);
+    expect(offLoop.kind).toBe('acknowledged');
+    expect({ ...offLoop, ack: undefined }).toEqual({ ...inPlace, ack: undefined });
+    expect(offLoop.ack.code).toBe('AA');
+  }, 60_000);
 
   it('injected over HTTP as ER7 is delivered whole and signed, replayed, and readable through the API', async () => {
     const text = largeOruR01({ controlId: 'SYN-BIG-HTTP' });
