@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 'drizzle-orm';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
@@ -91,10 +91,27 @@ export interface DeliveryFilter {
   createdBefore?: Date | undefined;
 }
 
-/** Newest first, at most `limit` rows. */
-export async function listDeliveries(db: Database, organizationId: string, filter: DeliveryFilter, limit: number): Promise<Delivery[]> {
-  return db
-    .select()
+/**
+ * The most envelope bytes one page of deliveries carries. A large HL7 v2 message's envelope is
+ * several MiB, so 200 of them would be most of a GiB read, held and written at once (more than a
+ * V8 string can hold); a page of them ends early instead, with a cursor to the rest.
+ */
+export const PAGE_ENVELOPE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Newest first: at most `limit` deliveries, fewer once their envelopes pass PAGE_ENVELOPE_BYTES
+ * (always at least one); `more` when deliveries remain after them. Sizes are read first (Postgres
+ * knows a stored text's length without reading it), then only the chosen envelopes.
+ */
+export async function listDeliveries(
+  db: Database,
+  organizationId: string,
+  filter: DeliveryFilter,
+  limit: number,
+): Promise<{ deliveries: Delivery[]; more: boolean }> {
+  const { envelopeBody: _, ...columns } = getTableColumns(deliveries);
+  const candidates = await db
+    .select({ ...columns, envelopeBytes: sql<number>`octet_length(${deliveries.envelopeBody})`.mapWith(Number) })
     .from(deliveries)
     .where(
       and(
@@ -108,7 +125,32 @@ export async function listDeliveries(db: Database, organizationId: string, filte
       ),
     )
     .orderBy(desc(deliveries.id))
-    .limit(limit);
+    .limit(limit + 1);
+  let pageBytes = 0;
+  let count = 0;
+  while (count < Math.min(limit, candidates.length)) {
+    pageBytes += candidates[count]!.envelopeBytes;
+    if (count > 0 && pageBytes > PAGE_ENVELOPE_BYTES) break;
+    count += 1;
+  }
+  const chosen = candidates.slice(0, count);
+  const envelopes =
+    count === 0
+      ? []
+      : await db
+          .select({ id: deliveries.id, envelopeBody: deliveries.envelopeBody })
+          .from(deliveries)
+          .where(
+            inArray(
+              deliveries.id,
+              chosen.map((row) => row.id),
+            ),
+          );
+  const envelopeOf = new Map(envelopes.map((row) => [row.id, row.envelopeBody]));
+  return {
+    deliveries: chosen.map(({ envelopeBytes: _bytes, ...row }) => ({ ...row, envelopeBody: envelopeOf.get(row.id)! })),
+    more: candidates.length > count,
+  };
 }
 
 /** A new delivery as its row reads before its first attempt: how a 202 shows it when the row cannot be read. */

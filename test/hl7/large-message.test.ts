@@ -9,10 +9,12 @@ import { FS, frame } from '../../hl7/mllp';
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import { MAX_MESSAGE_BYTES, parseHl7 } from '../../hl7/parse';
 import { processHl7Portable } from '../../hl7/portable-outcome';
+import { newId } from '../../platform/ids';
 import { createLogger } from '../../platform/logger';
 import { createWorkflowClient } from '../../platform/workflow-client';
 import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
 import { STAGE_ENVELOPES_OVER_BYTES } from '../../webhooks/claim-check';
+import { PAGE_ENVELOPE_BYTES, recordNewDelivery } from '../../webhooks/delivery-records';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { isFinished, tenantReceivingAt, waitForDelivery } from '../support/deliveries';
 import { largeOruR01 } from '../support/large-hl7';
@@ -204,6 +206,47 @@ describe('a 256 KiB HL7 v2 message', () => {
     await expectClaimCheckOnly(deliveryId);
     await expectReplayed(deliveryId, first);
   }, 180_000);
+});
+
+describe('the delivery list with large envelopes', () => {
+  it('ends a page early once its envelopes pass the page budget, and the cursor continues after it', async () => {
+    const owner = await service.newTenant('Large envelopes (synthetic)');
+    // Synthetic envelopes of 6 MiB each: two fit a 16 MiB page, a third does not.
+    const envelopeBytes = 6 * 1024 * 1024;
+    expect(2 * envelopeBytes).toBeLessThanOrEqual(PAGE_ENVELOPE_BYTES);
+    expect(3 * envelopeBytes).toBeGreaterThan(PAGE_ENVELOPE_BYTES);
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const id = newId('dlv');
+      const head = JSON.stringify({ id: newId('evt'), event: 'results.report.final', note: 'synthetic' });
+      await recordNewDelivery(service.database.db, {
+        id,
+        organizationId: owner.organizationId,
+        connectionId: null,
+        scenarioId: null,
+        event: 'results.report.final',
+        environment: 'sandbox',
+        envelopeBody: `${head.slice(0, -1)},"padding":"${'x'.repeat(envelopeBytes - head.length - 14)}"}`,
+        createdAt: new Date().toISOString(),
+      });
+      ids.unshift(id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: { data: { id: string; envelope: { note: string } }[]; next_cursor: string | null } } = await service.call(
+        `/v1/webhooks/deliveries?limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+        { key: owner.key },
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeGreaterThan(0);
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      for (const delivery of page.body.data) expect(delivery.envelope.note).toBe('synthetic');
+      seen.push(...page.body.data.map((delivery) => delivery.id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(ids);
+  }, 120_000);
 });
 
 /** One message in one MLLP frame over a plain TCP socket; resolves with the ACK's ER7. */
