@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createRetentionActivities } from '../../activities/retention';
 import { deliveries, stagedEnvelopes } from '../../drizzle/schema';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { newId } from '../../platform/ids';
@@ -13,6 +14,8 @@ import { type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-rec
  * the claim check), is never left behind once the row exists, and a claim check with nothing behind
  * it is an error rather than a delivery silently never recorded.
  */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 let database: DatabaseHandle;
 let organizationId: string;
@@ -85,5 +88,21 @@ describe('claim checks for large envelopes', () => {
       `Delivery ${delivery.id} was never recorded and its staged envelope is gone`,
     );
     expect(await recordedOf(delivery.id)).toBeUndefined();
+  });
+
+  it('lets retention purge a staged envelope whose start never happened, once it is older than the deliveries kept', async () => {
+    const delivery = newDelivery(STAGE_ENVELOPES_OVER_BYTES * 2);
+    await checkIn(database.db, delivery);
+    const { purgeBatch } = createRetentionActivities({ db: database.db });
+    // Far older than any other test's rows in this shared database, so this purge touches only this one.
+    const cutoff = new Date(Date.now() - 3650 * DAY_MS).toISOString();
+    await purgeBatch({ target: 'deliveries', cutoff, batchSize: 1000 });
+    expect(await stagedOf(delivery.id)).toHaveLength(1);
+    await database.db
+      .update(stagedEnvelopes)
+      .set({ createdAt: new Date(Date.now() - 3651 * DAY_MS) })
+      .where(eq(stagedEnvelopes.deliveryId, delivery.id));
+    await purgeBatch({ target: 'deliveries', cutoff, batchSize: 1000 });
+    expect(await stagedOf(delivery.id)).toEqual([]);
   });
 });
