@@ -388,6 +388,7 @@ const definitions: EventDefinition[] = [
         patientReference: `Patient/${SHOWCASE_PATIENT}`,
         answerPath: '/v1/sandbox/aggregator/queries/aq_01jd8x3m0ae8v9q2w1f4k7t5zr',
         completedAt: '2026-01-01T00:00:02Z',
+        status: 'partial',
         records: 164,
         sources: [
           { source: 'hospital', status: 'ok' },
