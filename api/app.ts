@@ -63,7 +63,7 @@ export interface ApiDependencies {
 export function createApp(deps: ApiDependencies): Express {
   const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
-  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen });
+  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen, canFilter: canEvaluate });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
   const routes: AnyRoute[] = [
     ...healthRoutes(deps),

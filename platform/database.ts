@@ -182,6 +182,15 @@ export async function retryWhileUnavailable<T>(work: () => Promise<T>, withinMs:
   }
 }
 
+/**
+ * Text as Postgres can store it: a `text` value cannot hold NUL (U+0000), so each becomes U+FFFD, the
+ * character an undecodable byte becomes. For text from outside that is kept as it came (a receiver's
+ * answer, an HL7 field), where refusing is not an option because the work is already under way.
+ */
+export function storableText<T extends string | null | undefined>(value: T): T {
+  return (typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value) as T;
+}
+
 export async function pingDatabase(db: Database): Promise<void> {
   await db.execute(sql`select 1`);
 }

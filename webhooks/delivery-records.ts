@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
-import type { Database } from '../platform/database';
+import { type Database, storableText } from '../platform/database';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
 export interface NewDelivery {
@@ -32,7 +32,8 @@ export async function recordNewDelivery(db: Database, delivery: NewDelivery): Pr
   const createdAt = new Date(delivery.createdAt);
   await db
     .insert(deliveries)
-    .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
+    // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
+    .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
     .onConflictDoNothing();
 }
 

@@ -3,6 +3,7 @@ import type { Bundle, BundleEntry, CapabilityStatement, Extension, Patient } fro
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
+import { canEvaluate } from '../../fhir/search-parameters';
 import { loadNearDuplicates, NEAR_DUPLICATE_CASES } from '../../fixtures/near-duplicates';
 import { loadFhirStore } from '../../fixtures/store';
 import { demographicsOf } from '../../interop/mpi/demographics';
@@ -358,6 +359,7 @@ async function resignedWithScope(accessToken: string, scope: string): Promise<st
     lifetimes: service.config,
     urls: smartUrls(service.config.PUBLIC_BASE_URL),
     listen: service.database.listen,
+    canFilter: canEvaluate,
   });
   return (await tokens.signAccessToken(authorization!, scope)).token;
 }
