@@ -74,7 +74,7 @@ const sourceReportSchema = z.object({
   error: z.string().nullable(),
 });
 
-const queryAnswerSchema = z
+export const queryAnswerSchema = z
   .object({
     id: z.string().meta({ example: 'aq_01jd8x3m0ae8v9q2w1f4k7t5zr' }),
     status: z.enum(AGGREGATOR_QUERY_STATUSES).meta({

@@ -180,7 +180,14 @@ export const matchBundleSchema = z
           }),
         }),
         z
-          .looseObject({ fullUrl: z.string(), resource: fhirResourceSchema, search: z.looseObject({ mode: z.literal('outcome') }) })
+          .looseObject({
+            fullUrl: z.string(),
+            resource: z.looseObject({
+              resourceType: z.literal('OperationOutcome'),
+              issue: z.array(z.looseObject({ severity: z.literal('information'), code: z.literal('multiple-matches'), diagnostics: z.string() })),
+            }),
+            search: z.looseObject({ mode: z.literal('outcome') }),
+          })
           .meta({ description: 'With onlyCertainMatches and several certain records: an OperationOutcome saying so, and no Patient (ITI-119)' }),
       ]),
     ),

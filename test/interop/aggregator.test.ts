@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Bundle, FhirResource, OperationOutcome, Patient, Provenance, Task } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryAnswerSchema } from '../../api/interop/aggregator';
 import { sameRecordKey, sourceUri } from '../../interop/aggregator/merge';
 import { SOURCE_MRN_SYSTEM } from '../../interop/aggregator/sources';
 import { referencesIn } from '../support/fhir-references';
@@ -54,11 +55,14 @@ async function post(body: object, idempotencyKey = randomUUID()) {
 async function query(body: object): Promise<QueryAnswer> {
   const posted = await post(body);
   expect([200, 202], JSON.stringify(posted.body)).toContain(posted.status);
+  // Every answer is what the OpenAPI document (its zod schema) says.
+  expect(queryAnswerSchema.safeParse(posted.body).error).toBeUndefined();
   if (posted.status === 200) return posted.body;
   expect(posted.headers.get('location')).toBe(`/v1/sandbox/aggregator/queries/${posted.body.id}`);
   return waitUntil(
     async () => {
       const read = await service.call(`/v1/sandbox/aggregator/queries/${posted.body.id}`, { key });
+      expect(queryAnswerSchema.safeParse(read.body).error).toBeUndefined();
       return read.body.status !== 'running' ? read.body : undefined;
     },
     { what: `query ${posted.body.id} completing`, timeoutMs: 30_000, intervalMs: 200 },

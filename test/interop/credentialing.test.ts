@@ -1,5 +1,6 @@
 import type { Bundle, PractitionerRole, VerificationResult } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialingFileSchema } from '../../api/interop/credentialing';
 import { findEvent } from '../../catalog/events';
 import { scenarios } from '../../catalog/scenarios';
 import { isValidNpi } from '../../fixtures/npi';
@@ -66,6 +67,8 @@ describe('GET /v1/sandbox/credentialing/practitioners', () => {
     );
     const one = await service.call('/v1/sandbox/credentialing/practitioners/syn-prac-001', { key });
     expect(one.status).toBe(200);
+    // Every file is what the OpenAPI document (its zod schema) says.
+    for (const candidate of files) expect(credentialingFileSchema.safeParse(candidate).error, candidate.practitioner_id).toBeUndefined();
     expect(one.body).toEqual(file('syn-prac-001'));
     const flagged = await service.call('/v1/sandbox/credentialing/practitioners?status=flagged', { key });
     expect(flagged.body.data.map((candidate: CredentialingFile) => candidate.practitioner_id)).toEqual(['syn-prac-009', 'syn-prac-012']);

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Bundle, BundleEntry, CapabilityStatement, Extension, Patient } from 'fhir/r4';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { matchBundleSchema } from '../../api/interop/mpi';
 import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
 import { canEvaluate } from '../../fhir/search-parameters';
 import { loadNearDuplicates, NEAR_DUPLICATE_CASES } from '../../fixtures/near-duplicates';
@@ -226,6 +227,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(answer.type).toMatch(/^application\/fhir\+json/);
     const bundle = answer.body as Bundle;
     expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle).toMatchObject({
       resourceType: 'Bundle',
       type: 'searchset',
@@ -274,6 +276,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(answer.status).toBe(200);
     const bundle = answer.body as Bundle;
     expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle.total).toBe(0);
     expect(ids(bundle)).toEqual([]);
     expect(bundle.entry).toEqual([
