@@ -34,16 +34,28 @@ export function enoughToMatch(demographics: Demographics): boolean {
   );
 }
 
+// Bounded so a request's cost is: the index compares each name, street and identifier it is sent.
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 const queryPatientSchema = z
   .looseObject({
     resourceType: z.literal('Patient'),
-    identifier: z.array(z.looseObject({ system: z.string().optional(), value: z.string().optional() })).optional(),
-    name: z.array(z.looseObject({ use: z.string().optional(), family: z.string().optional(), given: z.array(z.string()).optional() })).optional(),
-    telecom: z.array(z.looseObject({ system: z.string().optional(), value: z.string().optional() })).optional(),
+    identifier: z
+      .array(z.looseObject({ system: text(200).optional(), value: text(100).optional() }))
+      .max(10)
+      .optional(),
+    name: z
+      .array(z.looseObject({ use: z.string().optional(), family: text(100).optional(), given: z.array(text(100)).max(5).optional() }))
+      .max(5)
+      .optional(),
+    telecom: z
+      .array(z.looseObject({ system: z.string().optional(), value: text(100).optional() }))
+      .max(10)
+      .optional(),
     gender: z.enum(GENDERS, { message: `must be one of ${GENDERS.join(', ')}` }).optional(),
     birthDate: dateField.optional(),
     address: z
-      .array(z.looseObject({ line: z.array(z.string()).optional(), city: z.string().optional(), postalCode: z.string().optional() }))
+      .array(z.looseObject({ line: z.array(text(200)).max(4).optional(), city: text(100).optional(), postalCode: text(10).optional() }))
+      .max(5)
       .optional(),
   })
   .meta({ description: 'The demographics to match, as a FHIR R4 Patient' });
@@ -65,7 +77,8 @@ const parametersBody = z
           })
           .strict(),
       )
-      .min(1, 'must hold the resource parameter'),
+      .min(1, 'must hold the resource parameter')
+      .max(3, 'holds resource, onlyCertainMatches and count at most once each'),
   })
   .strict()
   .superRefine((body, context) => {

@@ -312,6 +312,9 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const thin = await fhirMatch({ resourceType: 'Patient', gender: 'female' });
     expect(thin.status).toBe(400);
     expect(thin.body.issue[0]).toMatchObject({ expression: ['Patient'], diagnostics: expect.stringContaining('birth date') });
+    const huge = await fhirMatch({ resourceType: 'Patient', name: [{ family: 'x'.repeat(10_000), given: ['Ann'] }], birthDate: '1970-01-01' });
+    expect(huge.status).toBe(400);
+    expect(huge.body.issue[0]).toMatchObject({ expression: ['Patient.name[0].family'], diagnostics: expect.stringContaining('at most 100') });
     const other = await fhirMatch({ resourceType: 'Observation' });
     expect(other.status).toBe(400);
     const text = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, {
