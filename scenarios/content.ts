@@ -661,11 +661,10 @@ function claimLines(world: RunWorld): NonNullable<RunPlan['service']>[] {
 
 const serviceCode = (service: NonNullable<RunPlan['service']>) => ({ system: service.system, code: service.code, display: service.display });
 
-/** The authorization on file for the claim: only a missing-authorization story asked to be paid has one. */
+/** The authorization on file for the claim: a claim asked to be paid has one for every listed service it bills. */
 function authorizationOnFile(world: RunWorld): string | undefined {
-  const missingAuthorization = world.plan.denial !== null && carcKeyOf(world.plan.denial.carc) === 'authorizationAbsent';
-  const paidAnyway = world.plan.outcome === 'paid' && world.plan.scenario_id === 'claim_denied_missing_auth';
-  return missingAuthorization || !paidAnyway ? undefined : preAuthNumber(world);
+  const needsOne = claimLines(world).some((service) => requiresPriorAuth(world.rules, service.code));
+  return world.plan.outcome === 'paid' && needsOne ? preAuthNumber(world) : undefined;
 }
 
 /**

@@ -277,7 +277,8 @@ function planPriorAuth(
     plan: {
       ...base,
       outcome,
-      denial: approved ? null : denialOf(rules, 'notMedicallyNecessary'),
+      // A prior-authorization denial is a review decision (X12 278 A3 and its reason), not a claim adjustment: no CARC.
+      denial: null,
       decided_by: {
         payer_id: rules.payer_id,
         payer_name: rules.name,
