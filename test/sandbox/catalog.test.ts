@@ -5,7 +5,7 @@ import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/event
 import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../../catalog/payer-rules';
 import { reviewActionOf } from '../../claims/prior-authorization';
 import { PAYERS } from '../../fixtures/payers';
-import { referencesIn } from '../support/fhir-references';
+import { containedIdsIn, referencesIn } from '../support/fhir-references';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 
@@ -76,10 +76,9 @@ describe('GET /v1/sandbox/catalog', () => {
       expect(domains.find((candidate) => candidate.id === domain)?.resourceTypes, name).toContain(envelope.resource.resourceType);
       for (const reference of referencesIn(envelope.resource)) {
         if (reference.startsWith('#')) {
-          // A contained resource, named inside its container.
-          const contained = (envelope.resource as { contained?: { id?: string }[] }).contained ?? [];
+          // A contained resource, named inside its container (the resource itself or a Bundle entry's).
           expect(
-            contained.map((resource) => `#${resource.id}`),
+            containedIdsIn(envelope.resource).map((id) => `#${id}`),
             `${name}: ${reference}`,
           ).toContain(reference);
           continue;
