@@ -77,7 +77,7 @@ function inProcess(): void {
   for (const template of templates) {
     const parseAndMap = rate(() => {
       const message = parseHl7(template.er7);
-      mapToFhir(message, validateHl7(message).trigger!);
+      mapToFhir(message, validateHl7(message).type!);
     });
     const pipeline = rate(() => processHl7(template.er7));
     totalBytes += template.er7.length;
