@@ -120,13 +120,14 @@ export function hl7EventFor(type: string): string {
   return byType.get(type)?.event ?? GENERIC_HL7_EVENT;
 }
 
+/** Message codes whose every structure requires a PID (v2.3–2.8), ADT^A20 (bed status) aside. */
+const PATIENT_MESSAGES = new Set(['ADT', 'BAR', 'DFT', 'MDM', 'VXU']);
+
 /**
  * Whether a message of this type is about a patient, so that without a PID it cannot be processed
- * (AE even when lenient): the templated triggers that require PID, and every ADT message but A20
- * (bed status update, which has no patient in any version).
+ * (AE even when lenient). An ORU, an order or an appointment may come without one (the standard
+ * makes its patient group optional): strict mode still asks for it where the template does.
  */
 export function requiresPatient(type: string): boolean {
-  const trigger = byType.get(type);
-  if (trigger) return trigger.requiredSegments.includes('PID');
-  return type.startsWith('ADT^') && type !== 'ADT^A20';
+  return PATIENT_MESSAGES.has(type.slice(0, 3)) && type !== 'ADT^A20';
 }

@@ -41,7 +41,7 @@ export function codeSystemUri(name: string): string | undefined {
   if (known) return known;
   const table = /^HL7(\d{4})$/i.exec(name);
   if (table) return `http://terminology.hl7.org/CodeSystem/v2-${table[1]}`;
-  if (/^(https?:|urn:)/.test(name)) return name;
+  if (/^(https?:|urn:)\S+$/.test(name)) return name;
   return `${LOCAL_SYSTEM}${encodeURIComponent(name)}`;
 }
 
@@ -85,9 +85,11 @@ export function identifierSystem(namespace: string, universalId: string, type: s
     return KNOWN_IDENTIFIER_SYSTEMS[namespace.toUpperCase()] ?? KNOWN_IDENTIFIER_SYSTEMS.NPI;
   if (!universalId && !namespace && KNOWN_IDENTIFIER_SYSTEMS[idType]) return KNOWN_IDENTIFIER_SYSTEMS[idType];
   if (universalId) {
-    if (type === 'ISO' || /^\d+(\.\d+)+$/.test(universalId)) return `urn:oid:${universalId}`;
-    if (type === 'UUID') return `urn:uuid:${universalId}`;
-    return universalId;
+    if (/^\d+(\.\d+)+$/.test(universalId)) return `urn:oid:${universalId}`;
+    if (type === 'UUID' && /^[0-9a-fA-F-]{36}$/.test(universalId)) return `urn:uuid:${universalId.toLowerCase()}`;
+    if (/^(https?:|urn:)\S+$/.test(universalId)) return universalId;
+    // A universal id that is none of these is still a name for the namespace.
+    return `${LOCAL_IDENTIFIER_SYSTEM}${encodeURIComponent(universalId)}`;
   }
   return namespace ? `${LOCAL_IDENTIFIER_SYSTEM}${encodeURIComponent(namespace)}` : undefined;
 }
@@ -201,6 +203,7 @@ export function dateTime(value: string, defaultOffset = '+0000'): string | undef
 
 /** Whether the parts of a DTM name a real calendar instant (no 13th month, no 31 April, no 25 o'clock). */
 function isRealInstant([, year, month, day, hour, minute, second, , offset]: RegExpExecArray): boolean {
+  if (year === '0000') return false;
   if (month !== undefined && (Number(month) < 1 || Number(month) > 12)) return false;
   if (day !== undefined && (Number(day) < 1 || Number(day) > new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate())) return false;
   if (hour !== undefined && Number(hour) > 23) return false;

@@ -34,9 +34,9 @@ export interface ProcessOptions {
   conformance?: ConformanceMode;
 }
 
-const problem = (code: Hl7Problem['code'], message: string, segment = 'MSH'): Hl7Problem => ({
+const problem = (code: Hl7Problem['code'], message: string, field?: number): Hl7Problem => ({
   code,
-  location: { segment, sequence: 1 },
+  location: { segment: 'MSH', sequence: 1, field },
   message,
   reject: true,
 });
@@ -67,7 +67,13 @@ export function processHl7(text: string, options: ProcessOptions = {}): Hl7Outco
     if (error instanceof NotHl7Error)
       return { kind: 'not_hl7', detail: error.message, ack: buildAck('AR', addressee, [problem(100, error.message)], now) };
     const detail = error instanceof UnreadableHl7Error ? error.message : `The message cannot be read: ${(error as Error).message}`;
-    return { kind: 'acknowledged', controlId: addressee.controlId, ack: buildAck('AR', addressee, [problem(100, detail)], now), due: ORIGINAL_MODE };
+    const field = error instanceof UnreadableHl7Error ? error.field : undefined;
+    return {
+      kind: 'acknowledged',
+      controlId: addressee.controlId,
+      ack: buildAck('AR', addressee, [problem(100, detail, field)], now),
+      due: ORIGINAL_MODE,
+    };
   }
   const addressee = addresseeOf(message);
   const msh = message.header;

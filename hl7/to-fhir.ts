@@ -436,13 +436,13 @@ const REPORT_STATUS: Record<string, DiagnosticReport['status']> = {
   Z: 'unknown',
 };
 
-function mapDiagnosticReport(orc: Hl7Segment | undefined, obr: Hl7Segment, basedOn: Reference, context: Context): DiagnosticReport {
+function mapDiagnosticReport(orc: Hl7Segment | undefined, obr: Hl7Segment, basedOn: Reference | undefined, context: Context): DiagnosticReport {
   const section = obr.get(24) || 'LAB';
   return compact<DiagnosticReport>({
     resourceType: 'DiagnosticReport',
     // OBR-2/ORC-2 (placer) and OBR-3/ORC-3 (filler order number), as the IG's OBR map has both.
     identifier: orderIdentifiers(orc, obr),
-    basedOn: [basedOn],
+    basedOn: basedOn ? [basedOn] : undefined,
     status: REPORT_STATUS[obr.get(25)] ?? 'final',
     category: [{ coding: [v2Coding('0074', section)] }],
     code: codeableConcept(obr.field(4).first)!,
@@ -1228,15 +1228,15 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
         break;
       case 'OBR': {
         obr = segment;
-        if (!context.patient) break;
-        order = mapServiceRequest(orc, segment, isResult, context);
-        const orderReference = add(key, order)!;
         report = undefined;
+        // ServiceRequest.subject is required: a result without a patient (the standard allows one) is a report only.
+        order = context.patient ? mapServiceRequest(orc, segment, isResult, context) : undefined;
+        const orderReference = add(key, order);
         if (isResult || segment.get(25) !== '') {
           report = mapDiagnosticReport(orc, segment, orderReference, context);
           if (report.code) focus.subjects.push(bundle.add(`OBR-report|${segment.position}`, report));
           else report = undefined;
-        } else focus.subjects.push(orderReference);
+        } else if (orderReference) focus.subjects.push(orderReference);
         break;
       }
       case 'TQ1':

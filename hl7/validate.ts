@@ -60,7 +60,7 @@ const DTM = /^(\d{4})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:\.\d{1
 /** Whether `value` is an HL7 DTM/TS (YYYY[MM[DD[HH[MM[SS[.S]]]]]][+/-ZZZZ]) naming a real instant. */
 export function isHl7DateTime(value: string): boolean {
   const match = DTM.exec(value);
-  if (!match) return false;
+  if (!match || match[1] === '0000') return false;
   const [, , month, day, hour, minute, second, offset] = match;
   if (month !== undefined && (Number(month) < 1 || Number(month) > 12)) return false;
   if (day !== undefined && (Number(day) < 1 || Number(day) > new Date(Date.UTC(Number(match[1]), Number(month), 0)).getUTCDate())) return false;
@@ -221,7 +221,7 @@ const SEGMENT_ID = /^[A-Z][A-Z0-9]{2}$/;
  */
 function checkHeader(message: ParsedHl7, check: Checker): string | undefined {
   const msh = message.header;
-  if (msh.get(10) === '') check.reject(101, check.at(msh, 10), 'MSH-10 (message control id) is required: the ACK answers it in MSA-2');
+  if (msh.get(10).trim() === '') check.reject(101, check.at(msh, 10), 'MSH-10 (message control id) is required: the ACK answers it in MSA-2');
   const version = msh.get(12);
   if (version === '') check.reject(101, check.at(msh, 12), 'MSH-12 (version id) is required');
   else if (!SUPPORTED_VERSIONS.test(version)) check.reject(203, check.at(msh, 12), `HL7 version "${version}" is not a v2 version; send 2.1 to 2.8`);
@@ -256,7 +256,7 @@ function checkStructure(message: ParsedHl7, type: string, trigger: Hl7Trigger | 
   }
   if (requiresPatient(type) && !message.segment('PID')) check.error(100, { segment: 'PID' }, `${type} is about a patient and needs a PID segment`);
   for (const name of trigger?.requiredSegments ?? []) {
-    if (name !== 'PID' && !message.segment(name)) check.add(100, { segment: name }, `${type} requires a ${name} segment`);
+    if (!message.segment(name) && !(name === 'PID' && requiresPatient(type))) check.add(100, { segment: name }, `${type} requires a ${name} segment`);
   }
   const firstObr = message.segment('OBR')?.position;
   const firstObx = message.all('OBX')[0];
