@@ -70,6 +70,12 @@ const nonEmpty = <T>(items: (T | undefined)[]): T[] | undefined => {
   return kept.length ? kept : undefined;
 };
 const all = <T>(field: Hl7Field, map: (repetition: Hl7Repetition) => T | undefined) => nonEmpty(field.repetitions.map(map));
+/** Adds to an optional list in place (a 256 KiB ORU adds thousands of results: no copying). */
+function append<T>(list: T[] | undefined, item: T): T[] {
+  if (!list) return [item];
+  list.push(item);
+  return list;
+}
 /** Drops undefined properties, so the JSON carries only elements with values. */
 function compact<T extends object>(resource: T): T {
   return Object.fromEntries(Object.entries(resource).filter(([, value]) => value !== undefined && value !== '')) as T;
@@ -1245,13 +1251,13 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
       case 'OBX': {
         if (isDocument) break;
         const reference = add(key, mapObservation(segment, obr, context));
-        if (reference && report) report.result = [...(report.result ?? []), reference];
+        if (reference && report) report.result = append(report.result, reference);
         break;
       }
       case 'SPM': {
         const reference = add(key, mapSpecimen(segment, context));
-        if (reference && report) report.specimen = [...(report.specimen ?? []), reference];
-        if (reference && order) order.specimen = [...(order.specimen ?? []), reference];
+        if (reference && report) report.specimen = append(report.specimen, reference);
+        if (reference && order) order.specimen = append(order.specimen, reference);
         break;
       }
       case 'NTE': {
