@@ -19,8 +19,12 @@ export function isTerminal(status: DeliveryStatusValue): boolean {
 export const ATTEMPT_TRIGGERS = ['initial', 'retry', 'replay'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
-/** How an attempt ended: `gone` is a 410, which stops the delivery at once. */
-export const ATTEMPT_OUTCOMES = ['succeeded', 'failed', 'gone'] as const;
+/**
+ * How an attempt ended: `gone` is a 410, which stops the delivery at once. `sending` is the intent an
+ * attempt records before it sends; `unknown` is such an intent whose worker stopped before recording
+ * the answer, so whether the receiver got it is not known (it counts as a failed attempt).
+ */
+export const ATTEMPT_OUTCOMES = ['succeeded', 'failed', 'gone', 'unknown', 'sending'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 /** Which tier the attempt's URL came from: the connection's override or the organization default. */

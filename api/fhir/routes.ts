@@ -139,7 +139,10 @@ function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): 
   }
   if (allowed.filters === 'all') return () => true;
   const definitions = searchParametersOf(type);
-  const alternatives = allowed.filters.map((filter) => filter.map(([name, value]) => criterion(definitions[name]!, value)!));
+  // A filter this endpoint cannot evaluate is refused at grant; one on a token granted before that rule matches nothing.
+  const alternatives = allowed.filters.map((filter) =>
+    filter.map(([name, value]): Criterion => (Object.hasOwn(definitions, name) && criterion(definitions[name]!, value)) || (() => false)),
+  );
   return (resource) => alternatives.some((all) => all.every((matches) => matches(resource)));
 }
 

@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { connections, hl7Identities } from '../../drizzle/schema';
 import { HL7_CONFORMANCE_MODES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
-import { ackJson, addresseeFromText, addresseeOf, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
+import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
-import { type Hl7Outcome, processHl7 } from '../../hl7/process';
+import { processHl7OffLoop } from '../../hl7/off-loop';
+import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
@@ -280,8 +281,8 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
         /** The ACK the answer carries, and the acknowledgements MSH-15/MSH-16 asked for. */
-        const acknowledge = (acknowledged: Extract<Hl7Outcome, { kind: 'acknowledged' }>) => {
-          const to = acknowledged.message ? addresseeOf(acknowledged.message) : addresseeFromText(body.message);
+        const acknowledge = (acknowledged: Extract<PortableHl7Outcome, { kind: 'acknowledged' }>) => {
+          const to = acknowledged.header?.addressee ?? addresseeFromText(body.message);
           const acceptAck = acknowledged.due.accept ? buildAck(acknowledged.due.accept, to, []) : null;
           return {
             er7: synchronousAck(acknowledged.ack, acknowledged.due, to).er7,
@@ -292,7 +293,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
             },
           };
         };
-        const refuse = (refused: Extract<Hl7Outcome, { kind: 'acknowledged' }>): typeof RESPONDED => {
+        const refuse = (refused: Extract<PortableHl7Outcome, { kind: 'acknowledged' }>): typeof RESPONDED => {
           const { er7, acknowledgements } = acknowledge(refused);
           if (inEr7) {
             res.status(422).type(ER7).send(er7);
@@ -307,15 +308,15 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, refused.ack, { acknowledgements });
         };
         const requested = query.conformance;
-        let outcome = processHl7(body.message, { conformance: requested });
+        let outcome = await processHl7OffLoop(body.message, requested);
         if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
         if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
         if (!isAccepted(outcome)) return refuse(outcome);
-        const msh = outcome.message!.header;
-        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, msh.get(5), msh.get(6));
+        const { receivingApplication, receivingFacility } = outcome.header;
+        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, receivingApplication, receivingFacility);
         // The request says how strictly to check; else the recipient's HL7 identity does (strict only refuses more).
         if (!requested && recipient.conformance === 'strict') {
-          outcome = processHl7(body.message, { conformance: 'strict' });
+          outcome = await processHl7OffLoop(body.message, 'strict');
           if (outcome.kind !== 'acknowledged') throw new Error('A message read once reads again');
           if (!isAccepted(outcome)) return refuse(outcome);
         }
@@ -324,7 +325,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           res,
           plan: () => planHl7Delivery(recipient, accepted),
           describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
             const recorded = await findDelivery(db, auth.organizationId, delivery.id);

@@ -4,6 +4,7 @@ import type { Bundle, Observation } from 'fhir/r4';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
+import { canEvaluate } from '../../fhir/search-parameters';
 import { smartUrls } from '../../smart/endpoints';
 import { createTokenService } from '../../smart/tokens';
 import { startTestService, type TestService } from '../support/service';
@@ -214,6 +215,7 @@ describe('access rules', () => {
       lifetimes: service.config,
       urls: smartUrls(service.config.PUBLIC_BASE_URL),
       listen: service.database.listen,
+      canFilter: canEvaluate,
     });
     const [row] = await service.database.db
       .select()
