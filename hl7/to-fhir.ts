@@ -123,8 +123,6 @@ interface Context {
   offset: string;
   patient?: Reference;
   encounter?: Reference;
-  /** The resources the message is about (MessageHeader.focus). */
-  focus: Reference[];
 }
 
 const when = (value: string, context: Context) => dateTime(value, context.offset);
@@ -1064,7 +1062,7 @@ function mapMerge(mrg: Hl7Segment, survivor: Reference, survivorResource: Patien
 }
 
 /** EVN → Provenance of what the message is about (IG: EVN-2 recorded, EVN-4 reason, EVN-5 operator, EVN-6 occurred). */
-function mapProvenance(evn: Hl7Segment, targets: Reference[], recorded: string, context: Context): Provenance | undefined {
+function mapProvenance(evn: Hl7Segment, targets: Reference[], recorded: string, context: Context): Provenance {
   const occurred = when(evn.get(6), context);
   const operator = practitionerReference(evn.field(5).first);
   return compact<Provenance>({
@@ -1132,13 +1130,14 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
   const [code = '', event = ''] = type.split('^');
   const bundle = new BundleBuilder(`${msh.get(3)}|${msh.get(4)}|${controlId}`);
   const offset = /([+-]\d{4})$/.exec(msh.get(7))?.[1] ?? '+0000';
-  const context: Context = { bundle, type, event, offset, focus: [] };
+  const context: Context = { bundle, type, event, offset };
   const timestamp = at(msh.get(7), context) ?? new Date().toISOString();
   const header = bundle.add('MSH', { resourceType: 'MessageHeader' } as MessageHeader);
   const isAdt = code === 'ADT';
   const isResult = RESULT_MESSAGES.has(code);
   const isDocument = code === 'MDM';
   const isVaccination = code === 'VXU' || code === 'VXR' || code === 'VXX';
+  /** What the message is about (MessageHeader.focus, Provenance.target). */
   const focus = { encounters: [] as Reference[], subjects: [] as Reference[], patients: [] as Reference[] };
 
   let patient: Patient | undefined;
@@ -1150,7 +1149,7 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
   const schedules: Hl7Segment[] = [];
   /** The last resource mapped, for the NTE that follows it. */
   let last: FhirResource | undefined;
-  /** The last medication resource, for the RXR that follows it. */
+  /** Adds a mapped resource (none when the segment could not make one) and remembers it for an NTE. */
   const add = (key: string, resource: FhirResource | undefined): Reference | undefined => {
     if (!resource) return undefined;
     last = resource;
@@ -1277,7 +1276,7 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
         break;
       case 'RXE':
         if (context.patient && segment.field(2).present) {
-          const reference = add(key, mapMedicationRequest(orc, segment, message.segment('RXR'), context));
+          const reference = add(key, mapMedicationRequest(orc, segment, routeAfter(segment) ?? message.segment('RXR'), context));
           if (reference) focus.subjects.push(reference);
         }
         break;
@@ -1322,8 +1321,8 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
       ? focus.subjects
       : [...focus.encounters, ...focus.patients];
   const evn = message.segment('EVN');
-  const provenanceTargets = messageFocus.length ? messageFocus : [];
-  if (evn && provenanceTargets.length) bundle.add('EVN', mapProvenance(evn, provenanceTargets, timestamp, context)!);
+  // Provenance.target is required: without a resource to point at, EVN has nothing to say.
+  if (evn && messageFocus.length) bundle.add('EVN', mapProvenance(evn, messageFocus, timestamp, context));
   bundle.replace(header, mapMessageHeader(message, event, messageFocus));
   return {
     bundle: {
