@@ -457,7 +457,9 @@ function mapDiagnosticReport(orc: Hl7Segment | undefined, obr: Hl7Segment, based
   });
 }
 
+/** The IG's ConceptMap table 0085 (OBX-11) → ObservationStatus (A amended, D entered-in-error, I registered, S preliminary …). */
 const OBSERVATION_STATUS: Record<string, Observation['status']> = {
+  A: 'amended',
   F: 'final',
   P: 'preliminary',
   C: 'corrected',

@@ -227,7 +227,7 @@ describe('orders and results', () => {
     'OBX|2|ST|8251-1^Comment^LN||Lipemic||||||C',
     'OBX|3|CWE|882-1^ABO+Rh^LN||278149003^A Rh(D) positive^SCT||||||P',
     'OBX|4|DT|21112-8^Birth date^LN||19800517||||||F',
-    'OBX|5|TM|8302-2^Time^LN||0930||||||F',
+    'OBX|5|TM|8302-2^Time^LN||0930||||||A',
     'OBX|6|NM|8480-6^Systolic BP^LN||120~118|mm[Hg]^mmHg^UCUM|||||F',
     'OBX|7|SN|5778-6^Titer^LN||^1^:^128||||||X',
     'OBX|8||8251-1^Note^LN||text without a type',
@@ -274,7 +274,7 @@ describe('orders and results', () => {
       'corrected',
       'preliminary',
       'final',
-      'final',
+      'amended',
       'final',
       'cancelled',
     ]);
