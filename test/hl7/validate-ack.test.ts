@@ -111,6 +111,25 @@ describe('validation and ACKs', () => {
     expect(patient).not.toHaveProperty('gender');
   });
 
+  // What real feeds send every day and issue 21 found refused: each is accepted, with at most warnings.
+  const everyday: [string, string][] = [
+    ['IN1-3 empty', withField('adt-a01', 'IN1', 3, '')],
+    ['PV1-2 empty', withField('adt-a01', 'PV1', 2, '')],
+    ['OBX-2 empty on a text result', withField(withField('oru-r01', 'OBX', 2, ''), 'OBX', 5, 'Specimen hemolyzed')],
+    ['OBR-4 with only text', withField('oru-r01', 'OBR', 4, '^Complete blood count')],
+    ['PID-7 a year and month', withField('adt-a01', 'PID', 7, '198005')],
+    ['no ORC before the OBR', without('orm-o01', 'ORC')],
+    ['an OBX before its OBR', renderTemplate('oru-r01')!.er7.replace(/\r(OBR\|[^\r]*)\r(OBX\|[^\r]*)/, '\r$2\r$1')],
+    ['version 2.2', withField('adt-a01', 'MSH', 12, '2.2')],
+    ['an unknown Z-segment', `${renderTemplate('adt-a01')!.er7}\rZPV|1|local^value`],
+  ];
+  it.each(everyday)('accepts %s (AA, warnings at most)', (_name, text) => {
+    const { outcome, msa } = ackOf(text);
+    expect(msa.get(1)).toBe('AA');
+    expect(outcome.ack.errors.every((error) => error.severity === 'W')).toBe(true);
+    expect(outcome.kind === 'acknowledged' && outcome.bundle?.entry?.[0]?.resource?.resourceType).toBe('MessageHeader');
+  });
+
   it('accepts v2.1 and v2.2 messages, and answers in their version', () => {
     for (const version of ['2.1', '2.2', '2.8.2']) {
       const { msa, ack } = ackOf(withField('adt-a01', 'MSH', 12, version));
