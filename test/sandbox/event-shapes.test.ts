@@ -1,8 +1,10 @@
 import type { Bundle, FhirResource } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_EXHAUSTED_EVENT, eventCatalog, findEvent } from '../../catalog/events';
+import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { scenarios } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
+import { renderTemplate, TEMPLATE_IDS } from '../../hl7/templates';
 import { AGGREGATOR_COMPLETED_EVENT } from '../../interop/aggregator/completed-event';
 import { buildStepResources } from '../../scenarios/content';
 import { resourceStamp } from '../../scenarios/ids';
@@ -109,10 +111,7 @@ describe('emitters behind the API', () => {
     }
   });
 
-  // The HL7 inject sends a message Bundle under events whose catalog example is a single resource
-  // until the hl7-accept work (message Bundles under their own catalog events) lands; the lead
-  // enables this case when merging it.
-  it.skip('HL7 inject, for every template', { timeout: 120_000 }, async () => {
+  it('HL7 inject, for every template', { timeout: 120_000 }, async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const templates = await service.call('/v1/sandbox/hl7/templates', { key: tenant.key });
     expect(templates.status).toBe(200);
@@ -166,6 +165,13 @@ describe('emitters behind the API', () => {
       AGGREGATOR_COMPLETED_EVENT,
     ]) {
       expect([...sent.get(name)!].length, `${name}: ${[...sent.get(name)!].join(', ')}`).toBeGreaterThan(1);
+    }
+    // Every HL7 event is compared as HL7 inject sends it, not only as the mock trigger does.
+    for (const template of HL7_TRIGGERS.filter((trigger) => TEMPLATE_IDS.some((id) => renderTemplate(id)?.event === trigger.event))) {
+      expect(
+        [...(sent.get(template.event) ?? [])].some((emitter) => emitter.startsWith('HL7 inject')),
+        template.event,
+      ).toBe(true);
     }
   });
 });
