@@ -3,6 +3,9 @@ import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, 
 import { API_KEY_PATTERN } from './secrets';
 import { trimTrailing } from './text';
 
+/** Well under a worker's activity slots (the SDK's 100 by default), so a few organizations at their bound still leave room. */
+export const DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION = 20;
+
 /** How long an API call to Temporal may take (TEMPORAL_CALL_TIMEOUT_MS): a restart must not hang requests. */
 export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 
@@ -89,6 +92,10 @@ const environmentSchema = z.object({
   WORKER_HEAP_GROWING_PERCENT: nonNegativeInt.default(DEFAULT_WORKER_HEAP_GROWING_PERCENT),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  /** Activities one worker runs at once (the SDK's default); webhook attempts share them. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(100),
+  /** Webhook attempts of one organization at once per worker: a receiver that never answers holds this many activity slots, not all. */
+  DELIVERY_SLOTS_PER_ORGANIZATION: positiveInt.default(DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION),
   DELIVERY_RETENTION_DAYS: positiveInt.default(30),
   RELAY_PORT: port.default(3004),
   HL7_MLLP_PORT: z.union([z.enum(['off', '0']).transform(() => null), port]).default(2575),

@@ -63,6 +63,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       db: options.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      deliverySlotsPerOrganization: config.DELIVERY_SLOTS_PER_ORGANIZATION,
       resolveHost: options.resolveHost,
       logger: options.logger,
     }),
@@ -71,6 +72,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // A workflow task waits this long for the worker that ran the workflow last before any worker may
     // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
     stickyQueueScheduleToStartTimeout: '3 seconds',
