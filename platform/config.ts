@@ -86,6 +86,16 @@ const environmentSchema = z.object({
   TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  /** Per client address, in cost units (api/http/cost-limit.ts): a token exchange costs 10, an authorization 2, most others 1–3. */
+  OAUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(3_000),
+  /** Per client address, in cost units: a read costs 1, a search 3. */
+  FHIR_RATE_LIMIT_PER_MINUTE: positiveInt.default(6_000),
+  /** Failed authentications (any 401) per client address; past them the address is refused before any lookup. */
+  FAILED_AUTH_PER_MINUTE: positiveInt.default(300),
+  /** Scenario runs of one organization running at once; past it, 429 until one ends (a manual run expires after a day idle). */
+  SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(20),
+  /** Aggregator queries of one organization running at once; past it, 429 until one ends. */
+  AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(10),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
   WORKER_MAX_CACHED_WORKFLOWS: nonNegativeInt.default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
