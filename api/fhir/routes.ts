@@ -294,3 +294,16 @@ function sendFhir(req: Request, res: Response, status: number, body: object): vo
     .type(`${FHIR_JSON}; charset=utf-8`)
     .send(pretty ? JSON.stringify(body, null, 2) : toJson(body));
 }
+
+/**
+ * What a FHIR request costs against its address's budget (api/http/cost-limit.ts): a search scans a
+ * patient's compartment and pages a Bundle, a read looks one resource up.
+ */
+export function fhirCost(req: Request): number {
+  if (req.method === 'OPTIONS') return 0;
+  // Mounted under /fhir, so the path is read whole.
+  const segments = `${req.baseUrl}${req.path}`.split('/').filter(Boolean);
+  // /fhir/R4/{type} or /fhir/R4/{type}/_search; reads are /fhir/R4/{type}/{id}.
+  const isSearch = segments.length === 3 || segments[3] === '_search';
+  return isSearch && segments[2] !== 'metadata' ? 3 : 1;
+}
