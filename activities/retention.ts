@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens } from '../drizzle/schema';
+import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
 import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../workflows/retention/contract';
@@ -57,9 +57,16 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
     },
     // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or
     // changed) since the cutoff, nor one whose attempt is still being sent. The rows are locked as they
-    // are picked, and a row a replay is changing right now is skipped, so none is deleted under it.
+    // are picked, and a row a replay is changing right now is skipped, so none is deleted under it. A
+    // claim check's staged envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
     deliveries: (cutoff, batchSize) =>
       db.transaction(async (tx) => {
+        const orphans = tx
+          .select({ deliveryId: stagedEnvelopes.deliveryId })
+          .from(stagedEnvelopes)
+          .where(lt(stagedEnvelopes.createdAt, cutoff))
+          .limit(batchSize);
+        await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
         const sending = tx
           .select({ id: deliveryAttempts.id })
           .from(deliveryAttempts)

@@ -11,6 +11,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../drizzle/schema';
+import { createWatchedListener } from './listener';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -29,7 +30,11 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<void>;
+/** `onDrop`: listening has just been lost (the connection closed or stopped answering); `onListen` follows once it is back. */
+export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void, onDrop?: () => void) => Promise<void>;
+
+/** How the LISTEN connection is watched (platform/listener.ts): a heartbeat each second, a retry every quarter second while down. */
+const LISTENER_WATCH = { heartbeatMs: 1_000, retryMs: 250 } as const;
 
 const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -74,14 +79,18 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     await migratePostgresOnce(options.databaseUrl);
     const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10, connection: { statement_timeout: STATEMENT_TIMEOUT_MS } });
     const db = drizzlePostgres(client, { schema });
+    const listener = createWatchedListener(options.databaseUrl, CLIENT_OPTIONS, LISTENER_WATCH);
     return {
       db: db as unknown as Database,
       kind: 'postgres',
       location: redactPassword(options.databaseUrl),
-      listen: async (channel, onNotify, onListen) => {
-        await client.listen(channel, onNotify, onListen);
+      listen: async (channel, onNotify, onListen, onDrop) => {
+        listener.subscribe(channel, { onNotify, onListen, ...(onDrop ? { onDrop } : {}) });
       },
-      close: () => client.end({ timeout: 5 }),
+      close: async () => {
+        await listener.close();
+        await client.end({ timeout: 5 });
+      },
     };
   }
   const directory = join(options.dataDir, 'pglite');
