@@ -1,4 +1,4 @@
-import { and, asc, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
 import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
@@ -55,8 +55,10 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       const gone = await db.delete(smartTokens).where(inArray(smartTokens.id, batch)).returning({ id: smartTokens.id });
       return { rows: gone.length, attempts: 0 };
     },
-    // Finished deliveries only: one still waiting on a retry keeps its record. A claim check's staged
-    // envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
+    // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or
+    // changed) since the cutoff, nor one whose attempt is still being sent. The rows are locked as they
+    // are picked, and a row a replay is changing right now is skipped, so none is deleted under it. A
+    // claim check's staged envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
     deliveries: (cutoff, batchSize) =>
       db.transaction(async (tx) => {
         const orphans = tx
@@ -65,12 +67,24 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
           .where(lt(stagedEnvelopes.createdAt, cutoff))
           .limit(batchSize);
         await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
+        const sending = tx
+          .select({ id: deliveryAttempts.id })
+          .from(deliveryAttempts)
+          .where(and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.outcome, 'sending')));
         const batch = await tx
           .select({ id: deliveries.id })
           .from(deliveries)
-          .where(and(lt(deliveries.createdAt, cutoff), inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES])))
+          .where(
+            and(
+              lt(deliveries.createdAt, cutoff),
+              lt(deliveries.updatedAt, cutoff),
+              inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
+              notExists(sending),
+            ),
+          )
           .orderBy(asc(deliveries.createdAt))
-          .limit(batchSize);
+          .limit(batchSize)
+          .for('update', { skipLocked: true });
         if (batch.length === 0) return { rows: 0, attempts: 0 };
         const ids = batch.map((row) => row.id);
         const attempts = await tx.delete(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).returning({ id: deliveryAttempts.id });

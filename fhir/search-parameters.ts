@@ -125,6 +125,9 @@ const SEARCH_PARAMETERS: Record<string, Record<string, SearchParameterDefinition
   },
 };
 
+/** `_id`, which every type has (FHIR's common parameters); the Patient compartment applies it to Patient itself. */
+export const ID_PARAMETER = token('Logical id', (r) => codes(r.id));
+
 export function searchParametersOf(resourceType: string): Record<string, SearchParameterDefinition> {
   return SEARCH_PARAMETERS[resourceType] ?? {};
 }

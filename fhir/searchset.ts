@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Bundle, BundleLink, FhirResource } from 'fhir/r4';
+import type { Bundle, BundleLink, FhirResource, OperationOutcome } from 'fhir/r4';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -17,6 +17,8 @@ export function searchsetBundle(options: {
   matches: readonly FhirResource[];
   count: number;
   offset: number;
+  /** Warnings about the search (parameters it ignored), as an OperationOutcome entry with search mode `outcome`. */
+  outcome?: OperationOutcome;
 }): Bundle {
   const { fhirBase, resourceType, applied, matches, count, offset } = options;
   const pageUrl = (pageOffset: number) => {
@@ -36,6 +38,9 @@ export function searchsetBundle(options: {
     type: 'searchset',
     total: matches.length,
     link,
-    entry: page.map((resource) => ({ fullUrl: `${fhirBase}/${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
+    entry: [
+      ...page.map((resource) => ({ fullUrl: `${fhirBase}/${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' as const } })),
+      ...(options.outcome ? [{ resource: options.outcome, search: { mode: 'outcome' as const } }] : []),
+    ],
   };
 }

@@ -61,6 +61,7 @@ export interface StartOptions<W extends Workflow> {
 const NOT_FOUND = 5;
 const FAILED_PRECONDITION = 9;
 const DEADLINE_EXCEEDED = 4;
+const RESOURCE_EXHAUSTED = 8;
 const UNAVAILABLE = 14;
 
 export type WorkflowClient = ReturnType<typeof createWorkflowClient>;
@@ -116,13 +117,27 @@ export function createWorkflowClient(client: Client, taskQueue: string, options:
 
     /** Runs an Update on the workflow's current run and returns what its handler returned. */
     async update<Ret, Args extends unknown[]>(workflowId: string, update: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+      return this.updateOnce(workflowId, undefined, update, ...args);
+    },
+
+    /**
+     * An Update with an id: Temporal runs one Update per id and run, so a request retried after its
+     * deadline passed (the Update still in flight, or done) joins that Update instead of applying twice.
+     */
+    async updateOnce<Ret, Args extends unknown[]>(
+      workflowId: string,
+      updateId: string | undefined,
+      update: UpdateDefinition<Ret, Args>,
+      ...args: Args
+    ): Promise<Ret> {
       try {
         // The SDK's overloads tell no-argument Updates apart; this passes either kind through.
         const execute = client.workflow.getHandle(workflowId).executeUpdate as (
           def: UpdateDefinition<Ret, Args>,
-          options: { args: Args },
+          options: { args: Args; updateId?: string },
         ) => Promise<Ret>;
-        return await withDeadline(() => execute.call(client.workflow.getHandle(workflowId), update, { args }));
+        const options = updateId === undefined ? { args } : { args, updateId };
+        return await withDeadline(() => execute.call(client.workflow.getHandle(workflowId), update, options));
       } catch (error) {
         throw typed(error);
       }
@@ -171,6 +186,10 @@ function typed(error: unknown): Error {
   if (isGrpcServiceError(grpc) && (grpc.code === NOT_FOUND || grpc.code === FAILED_PRECONDITION))
     return new WorkflowClosedError(grpc.message, { cause: error });
   if (isGrpcServiceError(grpc) && grpc.code === UNAVAILABLE) return new WorkflowEngineUnavailableError(grpc.message, { cause: error });
+  // A workflow with as many Updates in flight as Temporal allows (10 by default) takes no more for now.
+  if (isGrpcServiceError(grpc) && grpc.code === RESOURCE_EXHAUSTED) {
+    return new WorkflowEngineUnavailableError(`the workflow is busy with other requests (${grpc.message})`, { cause: error });
+  }
   if ((isGrpcServiceError(grpc) && grpc.code === DEADLINE_EXCEEDED) || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
     return new WorkflowEngineUnavailableError(`no answer within the deadline (${(error as Error).message})`, { cause: error });
   return error as Error;

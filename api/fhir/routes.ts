@@ -1,8 +1,8 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { FhirResource } from 'fhir/r4';
+import type { FhirResource, OperationOutcome } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
 import { FhirError } from '../../fhir/operation-outcome';
-import { type Criterion, criterion, searchParametersOf } from '../../fhir/search-parameters';
+import { type Criterion, criterion, ID_PARAMETER, searchParametersOf } from '../../fhir/search-parameters';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
 import { type FhirStore, patientOf } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
@@ -84,7 +84,7 @@ export function fhirRouter({
     const allowed = allowedBy(grant, type, 'search');
     const params = searchParams(req);
     const { candidates, applied: patientApplied } = compartment(fhirStore, grant, type, params);
-    const { criteria, applied } = searchCriteria(type, params, req.header('prefer'));
+    const { criteria, applied, ignored } = searchCriteria(type, params, req.header('prefer'));
     const matches = candidates.filter((resource) => allowed(resource) && criteria.every((matches) => matches(resource)));
     const count = pageNumber(params, '_count', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const offset = pageNumber(params, '_offset', 0, Number.MAX_SAFE_INTEGER);
@@ -100,6 +100,7 @@ export function fhirRouter({
         matches,
         count: summaryCount ? 0 : count,
         offset,
+        ...(ignored.length > 0 ? { outcome: ignoredParameters(type, ignored) } : {}),
       }),
     );
   };
@@ -211,17 +212,23 @@ function compartment(
 }
 
 /**
- * The type's search parameters as criteria. Unknown parameters are ignored and left out of the
- * `self` link (FHIR's lenient default); with `Prefer: handling=strict` they are refused.
+ * The type's search parameters as criteria. Unknown parameters are ignored, left out of the `self`
+ * link and named in a warning (FHIR's lenient default); with `Prefer: handling=strict` they are refused.
  */
-function searchCriteria(type: string, params: URLSearchParams, prefer: string | undefined): { criteria: Criterion[]; applied: [string, string][] } {
+function searchCriteria(
+  type: string,
+  params: URLSearchParams,
+  prefer: string | undefined,
+): { criteria: Criterion[]; applied: [string, string][]; ignored: string[] } {
   const definitions = searchParametersOf(type);
   const strict = /handling=strict/i.test(prefer ?? '');
   const criteria: Criterion[] = [];
   const applied: [string, string][] = [];
+  const ignored: string[] = [];
   for (const [name, value] of params) {
-    if (RESULT_PARAMETERS.has(name) || ['patient', 'subject', '_id'].includes(name)) continue;
-    const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+    // The compartment (see compartment) applies these: the token's patient, and `_id` on Patient.
+    if (RESULT_PARAMETERS.has(name) || ['patient', 'subject'].includes(name) || (name === '_id' && type === 'Patient')) continue;
+    const definition = name === '_id' ? ID_PARAMETER : Object.hasOwn(definitions, name) ? definitions[name] : undefined;
     const parsed = definition ? criterion(definition, value) : null;
     if (definition && !parsed)
       throw new FhirError(400, 'invalid', `The value of ${name} (${value}) cannot be read as a ${definition.type} search value.`);
@@ -230,14 +237,31 @@ function searchCriteria(type: string, params: URLSearchParams, prefer: string | 
         throw new FhirError(
           400,
           'not-supported',
-          `Search parameter ${name} is not supported for ${type}. Supported: ${['patient', '_id', ...Object.keys(definitions)].join(', ')}.`,
+          `Search parameter ${name} is not supported for ${type}. Supported: ${supportedParameters(type).join(', ')}.`,
         );
+      if (!ignored.includes(name)) ignored.push(name);
       continue;
     }
     criteria.push(parsed);
     applied.push([name, value]);
   }
-  return { criteria, applied };
+  return { criteria, applied, ignored };
+}
+
+function supportedParameters(type: string): string[] {
+  return [...(type === 'Patient' ? [] : ['patient']), '_id', ...Object.keys(searchParametersOf(type))];
+}
+
+/** The warning a lenient search answers with, in its searchset, about the parameters it did not apply. */
+function ignoredParameters(type: string, ignored: string[]): OperationOutcome {
+  return {
+    resourceType: 'OperationOutcome',
+    issue: ignored.map((name) => ({
+      severity: 'warning',
+      code: 'not-supported',
+      diagnostics: `Search parameter ${name} is not supported for ${type} and was ignored (send Prefer: handling=strict to have it refused). Supported: ${supportedParameters(type).join(', ')}.`,
+    })),
+  };
 }
 
 function searchParams(req: Request): URLSearchParams {

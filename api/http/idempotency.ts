@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { and, eq, isNull, lt } from 'drizzle-orm';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { type IdempotencyKey, idempotencyKeys } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import { ApiProblem } from './problem';
@@ -41,12 +41,14 @@ export function idempotency(db: Database): RequestHandler {
     }
     // Mounted after authenticate (api/http/route.ts), so the key's organization is known.
     const { organizationId } = res.locals.auth!;
-    const requestHash = createHash('sha256')
-      .update(`${req.method} ${req.path}\n${JSON.stringify(req.body ?? null)}`)
-      .digest('hex');
+    const requestHash = hashRequest(req);
     const thisKey = and(eq(idempotencyKeys.organizationId, organizationId), eq(idempotencyKeys.key, key));
     const servingKey = `${organizationId}\n${key}`;
     const now = new Date();
+    // This request's claim: every write it makes to the key checks it still holds it (compare and set),
+    // so a request whose claim a retry took over (held past ABANDONED_AFTER_MS) can no longer plan or answer.
+    const claimId = `${PROCESS_ID}/${randomUUID()}`;
+    const thisClaim = and(thisKey, eq(idempotencyKeys.claimedBy, claimId));
 
     // An expired key is a new key (the retention schedule purges the others).
     await db.delete(idempotencyKeys).where(and(thisKey, lt(idempotencyKeys.expiresAt, now)));
@@ -58,7 +60,7 @@ export function idempotency(db: Database): RequestHandler {
         requestHash,
         state: 'in_progress',
         expiresAt: new Date(now.getTime() + RETENTION_MS),
-        claimedBy: PROCESS_ID,
+        claimedBy: claimId,
         claimedAt: now,
       })
       .onConflictDoNothing()
@@ -88,7 +90,7 @@ export function idempotency(db: Database): RequestHandler {
           .send(first.responseBody);
         return;
       }
-      if (!(free && (await takeOver(db, first, requestHash, now)))) {
+      if (!(free && (await takeOver(db, first, requestHash, claimId, now)))) {
         throw new ApiProblem(
           409,
           'idempotency_request_in_progress',
@@ -107,7 +109,12 @@ export function idempotency(db: Database): RequestHandler {
       async reserve<T>(plan: () => T): Promise<T> {
         if (reservation !== null) return reservation as T;
         const planned = plan();
-        await db.update(idempotencyKeys).set({ reservation: planned }).where(thisKey);
+        const stored = await db
+          .update(idempotencyKeys)
+          .set({ reservation: planned })
+          .where(and(thisClaim, isNull(idempotencyKeys.reservation)))
+          .returning({ key: idempotencyKeys.key });
+        if (stored.length === 0) throw claimLost();
         reservation = planned;
         return planned;
       },
@@ -124,10 +131,11 @@ export function idempotency(db: Database): RequestHandler {
     });
 
     async function recordAnswer(status: number, contentType: string, body: string) {
+      // Each write only while this request still holds the key: one that lost it leaves the key to the retry that took it.
       if (status >= 500 && reservation === null) {
-        await db.delete(idempotencyKeys).where(thisKey);
+        await db.delete(idempotencyKeys).where(thisClaim);
       } else if (status >= 500) {
-        await db.update(idempotencyKeys).set({ claimedBy: null, claimedAt: null }).where(thisKey);
+        await db.update(idempotencyKeys).set({ claimedBy: null, claimedAt: null }).where(thisClaim);
       } else {
         const stored = res.locals.replayBody ?? body;
         await db
@@ -140,7 +148,7 @@ export function idempotency(db: Database): RequestHandler {
             claimedBy: null,
             claimedAt: null,
           })
-          .where(thisKey);
+          .where(thisClaim);
       }
     }
     next();
@@ -154,15 +162,15 @@ export function idempotency(db: Database): RequestHandler {
  */
 function isFree(record: IdempotencyKey, servedHere: boolean, now: Date): boolean {
   if (record.claimedBy === null || record.claimedAt === null) return true;
-  if (record.claimedBy === PROCESS_ID && !servedHere) return true;
+  if (record.claimedBy.startsWith(`${PROCESS_ID}/`) && !servedHere) return true;
   return record.claimedAt.getTime() < now.getTime() - ABANDONED_AFTER_MS;
 }
 
 /** Takes the claim unless another retry took it first. */
-async function takeOver(db: Database, record: IdempotencyKey, requestHash: string, now: Date): Promise<boolean> {
+async function takeOver(db: Database, record: IdempotencyKey, requestHash: string, claimId: string, now: Date): Promise<boolean> {
   const taken = await db
     .update(idempotencyKeys)
-    .set({ requestHash, claimedBy: PROCESS_ID, claimedAt: now })
+    .set({ requestHash, claimedBy: claimId, claimedAt: now })
     .where(
       and(
         eq(idempotencyKeys.organizationId, record.organizationId),
@@ -174,6 +182,28 @@ async function takeOver(db: Database, record: IdempotencyKey, requestHash: strin
     )
     .returning({ key: idempotencyKeys.key });
   return taken.length > 0;
+}
+
+/**
+ * What a request is, for telling a retry from another request under the same key: its method, path,
+ * query string (trigger-mock-event and the HL7 inject read theirs) and body. Without a query string it
+ * hashes as before the query counted, so keys stored then still match their retries.
+ */
+function hashRequest(req: Request): string {
+  const queryAt = req.originalUrl.indexOf('?');
+  const query = queryAt === -1 ? '' : req.originalUrl.slice(queryAt);
+  return createHash('sha256')
+    .update(`${req.method} ${req.path}${query}\n${JSON.stringify(req.body ?? null)}`)
+    .digest('hex');
+}
+
+function claimLost(): ApiProblem {
+  return new ApiProblem(
+    409,
+    'idempotency_request_in_progress',
+    'A retry with this Idempotency-Key took the request over while it was stalled; retry to get its answer.',
+    { headers: { 'Retry-After': '1' } },
+  );
 }
 
 /** Stores the response before it leaves, so a retry never sees a key whose first answer is lost. */

@@ -201,16 +201,24 @@ export function aggregatorRoutes({
               searchAttributes: aggregatorSearchAttributes(auth.organizationId),
             }),
           answer: async ({ queryId, createdAt }) => {
-            finished = await Promise.race([
-              workflows.client.workflow
-                .getHandle(aggregatorWorkflowId(queryId))
-                .result()
-                .then(
-                  () => true,
-                  () => false,
-                ),
-              sleep(AGGREGATOR_ANSWER_WAIT_MS).then(() => false),
-            ]);
+            // The wait for the result (a long poll on Temporal) ends with it, with the timer, or with the request.
+            const stopWaiting = new AbortController();
+            const stop = () => stopWaiting.abort();
+            res.once('close', stop);
+            try {
+              finished = await Promise.race([
+                workflows.client
+                  .withAbortSignal(stopWaiting.signal, () => workflows.client.workflow.getHandle(aggregatorWorkflowId(queryId)).result())
+                  .then(
+                    () => true,
+                    () => false,
+                  ),
+                sleep(AGGREGATOR_ANSWER_WAIT_MS, false, { signal: stopWaiting.signal }).catch(() => false),
+              ]);
+            } finally {
+              res.off('close', stop);
+              stop();
+            }
             // The workflow writes the row; until its first step has, the query is running as planned.
             const row = await findOwned(auth.organizationId, queryId);
             return row ? present(row) : running(queryId, body.purpose_of_use, createdAt);

@@ -13,7 +13,9 @@ import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } fr
 import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
 import {
   advanceScenarioUpdate,
+  advanceUpdateId,
   cancelScenarioUpdate,
+  cancelUpdateId,
   type NewScenarioRun,
   runHasEnded,
   SCENARIO_RUN_ENDED,
@@ -106,10 +108,13 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
     return run;
   }
 
-  /** An Update on a run; a refusal or a closed run is a 409 saying the run has ended. */
-  async function steer(run: ScenarioRun, update: typeof advanceScenarioUpdate): Promise<ScenarioProgress> {
+  /**
+   * An Update on a run, with an id, so a request retried after a 503 (the Update outliving the call
+   * deadline) joins the Update it retries; a refusal or a closed run is a 409 saying the run has ended.
+   */
+  async function steer(run: ScenarioRun, steering: (workflowId: string) => Promise<ScenarioProgress>): Promise<ScenarioProgress> {
     try {
-      return await workflows.update(scenarioWorkflowId(run.id), update);
+      return await steering(scenarioWorkflowId(run.id));
     } catch (error) {
       if (error instanceof WorkflowRefusedError) throw new ApiProblem(409, error.code, error.message);
       if (!(error instanceof WorkflowClosedError)) throw error;
@@ -280,9 +285,18 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
       params: runParams,
       success: { status: 200, description: 'The run, its step released', schema: runSchema },
       errors: [404, 409],
-      handler: async ({ auth, params }) => {
+      handler: async ({ auth, params, req }) => {
         const run = await findOwned(auth.organizationId, params.run_id);
-        return presentRun(run, await steer(run, advanceScenarioUpdate));
+        // The first step the run's record shows unfinished: what this advance, and any retry of it, moves past.
+        const steps = (run.progress as ScenarioProgress).steps;
+        const unfinished = steps.findIndex((step) => step.status === 'pending' || step.status === 'waiting');
+        const request = { fromStep: unfinished === -1 ? steps.length : unfinished };
+        return presentRun(
+          run,
+          await steer(run, (workflowId) =>
+            workflows.updateOnce(workflowId, advanceUpdateId(request, req.header('idempotency-key')), advanceScenarioUpdate, request),
+          ),
+        );
       },
     }),
     defineRoute({
@@ -296,9 +310,12 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
       params: runParams,
       success: { status: 200, description: 'The cancelled run', schema: runSchema },
       errors: [404, 409],
-      handler: async ({ auth, params }) => {
+      handler: async ({ auth, params, req }) => {
         const run = await findOwned(auth.organizationId, params.run_id);
-        return presentRun(run, await steer(run, cancelScenarioUpdate));
+        return presentRun(
+          run,
+          await steer(run, (workflowId) => workflows.updateOnce(workflowId, cancelUpdateId(req.header('idempotency-key')), cancelScenarioUpdate)),
+        );
       },
     }),
   ];

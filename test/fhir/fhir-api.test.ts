@@ -191,6 +191,19 @@ describe('Observation search', () => {
     expect((await read('Observation')).body.total).toBe(observations.length);
     const lenient = await read(`Observation?patient=${patientId}&unknown-param=1`);
     expect(lenient.body.link[0].url).not.toContain('unknown-param');
+    // Ignored, and said so: an OperationOutcome entry (search mode `outcome`) warns about it, beside the matches.
+    expect(lenient.body.total).toBe(observations.length);
+    expect(lenient.body.entry.filter((entry: any) => entry.search.mode === 'outcome')).toEqual([
+      {
+        resource: {
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'warning', code: 'not-supported', diagnostics: expect.stringContaining('unknown-param') }],
+        },
+        search: { mode: 'outcome' },
+      },
+    ]);
+    expect(fhirErrors(lenient.body)).toEqual([]);
+    expect((await read(`Observation?patient=${patientId}`)).body.entry.every((entry: any) => entry.search.mode === 'match')).toBe(true);
     expectOutcome(
       await read(`Observation?patient=${patientId}&unknown-param=1`, { ...bearer(token), prefer: 'handling=strict' }),
       400,
@@ -198,6 +211,26 @@ describe('Observation search', () => {
     );
     expectOutcome(await read(`Observation?patient=${patientId}&date=yesterday`), 400, 'invalid');
     expectOutcome(await read(`Observation?patient=${patientId}&_count=-1`), 400, 'invalid');
+  });
+});
+
+describe('_id', () => {
+  it('finds a resource by its id on every type the server serves, and nothing for an id it does not have', async () => {
+    const store = service.fhirStore;
+    const checked: string[] = [];
+    for (const type of store.supportedTypes) {
+      const own = type === 'Patient' ? [store.read('Patient', patientId)!] : store.listForPatient(type, patientId);
+      if (own.length === 0) continue;
+      const wanted = own[own.length - 1]!;
+      const found = await read(`${type}?_id=${wanted.id}`);
+      expect(found.status, type).toBe(200);
+      expect(found.body.total, type).toBe(1);
+      expect(found.body.entry[0].resource.id, type).toBe(wanted.id);
+      expect(found.body.link[0].url, type).toContain(`_id=${wanted.id}`);
+      if (type !== 'Patient') expect((await read(`${type}?_id=not-an-id-here`)).body.total, type).toBe(0);
+      checked.push(type);
+    }
+    expect(checked).toEqual(expect.arrayContaining(['Patient', 'Observation', 'Condition', 'Encounter']));
   });
 });
 

@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_MS } from '../../activities/deliveries';
 import { listTemplates } from '../../hl7/templates';
@@ -65,6 +66,42 @@ describe('answers that Postgres cannot store as they came', () => {
       expect(receiver.requests).toHaveLength(1);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('an answer the database refuses for good: recorded without it, saying why, and the delivery ends failed after one send', async () => {
+    const marker = 'refused-by-a-synthetic-trigger';
+    // A stand-in for any value Postgres refuses outright (not an outage): a trigger that refuses this one answer.
+    await service.database.db.execute(
+      sql.raw(`create or replace function pipeline_test_refuse_answer() returns trigger language plpgsql as $$
+        begin
+          if new.response_body like '%${marker}%' then raise exception 'synthetic refusal: this answer cannot be stored'; end if;
+          return new;
+        end $$`),
+    );
+    await service.database.db.execute(
+      sql.raw(
+        'create or replace trigger pipeline_test_refuse_answer before update on delivery_attempts for each row execute function pipeline_test_refuse_answer()',
+      ),
+    );
+    const receiver = await startReceiver(() => ({ status: 500, body: marker }));
+    try {
+      const tenant = await tenantReceivingAt(service, receiver.url);
+      const accepted = await trigger(service, tenant.key);
+      const delivery = await waitForDelivery(service, tenant.key, accepted.id, isFinished);
+      expect(delivery.status).toBe('failed');
+      expect(delivery.attempts).toEqual([
+        expect.objectContaining({
+          outcome: 'failed',
+          response_status: 500,
+          response_body: null,
+          error: expect.stringMatching(/could not be recorded \(.*synthetic refusal.*\), so the delivery is stopped/),
+        }),
+      ]);
+      expect(receiver.requests).toHaveLength(1);
+    } finally {
+      await receiver.close();
+      await service.database.db.execute(sql.raw('drop trigger if exists pipeline_test_refuse_answer on delivery_attempts'));
     }
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartClients, smartLaunches, smartTokens } from '../../drizzle/schema';
-import type { DeliveryStatusValue } from '../../drizzle/vocabulary';
+import type { AttemptOutcome, DeliveryStatusValue } from '../../drizzle/vocabulary';
 import { newId } from '../../platform/ids';
 import { createLogger } from '../../platform/logger';
 import { ensureRetentionSchedule } from '../../runtime/retention-schedule';
@@ -74,7 +74,12 @@ async function seed() {
   const keys = { expired: [key(past), key(past), key(past)], live: key(future) };
   await db.insert(idempotencyKeys).values([...keys.expired, keys.live]);
 
-  const delivery = async (ageDays: number, status: DeliveryStatusValue, attempts: number) => {
+  const delivery = async (
+    ageDays: number,
+    status: DeliveryStatusValue,
+    attempts: number,
+    { updatedAgeDays = ageDays, lastOutcome = 'failed' as AttemptOutcome } = {},
+  ) => {
     const createdAt = new Date(now - ageDays * DAY_MS);
     const id = newId('dlv');
     await db.insert(deliveries).values({
@@ -85,12 +90,18 @@ async function seed() {
       status,
       envelopeBody: '{}',
       createdAt,
-      updatedAt: createdAt,
+      updatedAt: new Date(now - updatedAgeDays * DAY_MS),
     });
     for (let number = 1; number <= attempts; number += 1) {
-      await db
-        .insert(deliveryAttempts)
-        .values({ id: newId('att'), deliveryId: id, number, trigger: 'initial', startedAt: createdAt, durationMs: 5, outcome: 'failed' });
+      await db.insert(deliveryAttempts).values({
+        id: newId('att'),
+        deliveryId: id,
+        number,
+        trigger: 'initial',
+        startedAt: createdAt,
+        durationMs: 5,
+        outcome: number === attempts ? lastOutcome : 'failed',
+      });
     }
     return id;
   };
@@ -99,6 +110,10 @@ async function seed() {
     // Older than the retention age but still waiting on a retry: kept.
     stillRetrying: await delivery(31, 'retrying', 1),
     live: await delivery(29, 'failed', 1),
+    // Old, but replayed just now: its replay may still be running.
+    replayed: await delivery(31, 'succeeded', 2, { updatedAgeDays: 0 }),
+    // Old and cancelled, but its last attempt is still being sent (a cancel answers mid-attempt).
+    stillSending: await delivery(31, 'cancelled', 1, { lastOutcome: 'sending' }),
   };
   return { codes, launches, tokens, keys, deliveryIds };
 }
@@ -162,7 +177,7 @@ function expectOnlyLiveRows(left: Awaited<ReturnType<typeof remaining>>, seeded:
     launches: [seeded.launches.live.handleHash],
     tokens: [seeded.tokens.live.id],
     keys: [seeded.keys.live.key],
-    deliveries: [seeded.deliveryIds.stillRetrying, seeded.deliveryIds.live].sort(),
+    deliveries: [seeded.deliveryIds.stillRetrying, seeded.deliveryIds.live, seeded.deliveryIds.replayed, seeded.deliveryIds.stillSending].sort(),
     attemptsOfExpired: 0,
   });
 }

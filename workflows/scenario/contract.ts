@@ -73,8 +73,28 @@ export interface ScenarioProgress {
 }
 
 export const scenarioProgressQuery = defineQuery<ScenarioProgress>('scenarioProgress');
+/**
+ * What an advance releases: the first wait, at or after `fromStep`, that no advance has released yet.
+ * The API sends the first step it sees unfinished, so a retried advance (the same `fromStep`, or a later
+ * one once that step is recorded) finds its wait released already and releases nothing more. Absent in
+ * advances sent before it existed, which release the waiting step or the next one to wait.
+ */
+export interface AdvanceRequest {
+  fromStep: number;
+}
+
 /** Releases the waiting step (or the next one to wait); answers once it is released. Refused once the run has ended. */
-export const advanceScenarioUpdate = defineUpdate<ScenarioProgress>('advanceScenario');
+export const advanceScenarioUpdate = defineUpdate<ScenarioProgress, [AdvanceRequest]>('advanceScenario');
+
+/**
+ * The Update ids the API gives advances and cancels, so a retried request joins the Update it retries
+ * (Temporal runs one Update per id and run): the request's Idempotency-Key when it sent one, which
+ * tells a retry from a new advance for certain; else the step the advance moves past.
+ */
+export const advanceUpdateId = (request: AdvanceRequest, idempotencyKey: string | undefined) =>
+  idempotencyKey === undefined ? `advance-from-${request.fromStep}` : `advance-key-${idempotencyKey}`;
+/** A cancel needs none without a key: two cancels in flight both wait for the one cancellation, and one after it is refused (409). */
+export const cancelUpdateId = (idempotencyKey: string | undefined) => (idempotencyKey === undefined ? undefined : `cancel-key-${idempotencyKey}`);
 /** Stops the run: no step after this emits. Answers once the run is cancelled; refused once it has ended. */
 export const cancelScenarioUpdate = defineUpdate<ScenarioProgress>('cancelScenario');
 

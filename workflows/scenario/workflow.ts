@@ -17,6 +17,7 @@ import { refuse } from '../../platform/workflow-refusal';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../delivery/contract';
 import { deliveryWorkflow } from '../delivery/workflow';
 import {
+  type AdvanceRequest,
   advanceScenarioUpdate,
   cancelScenarioUpdate,
   runHasEnded,
@@ -65,6 +66,8 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
   let advanceRequested = false;
   let expired = false;
   let waitingIndex: number | null = null;
+  // The last step whose wait an advance with `fromStep` released (AdvanceRequest).
+  let releasedThrough = -1;
   const ended = () => isRunEnded(progress.status);
 
   setHandler(scenarioProgressQuery, () => progress);
@@ -80,15 +83,21 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
   );
   setHandler(
     advanceScenarioUpdate,
-    async () => {
+    async (request?: AdvanceRequest) => {
       refuseIfEnded(progress);
-      await condition(() => waitingIndex !== null || ended());
+      // Keyed by the Update's own input (in the history), so histories of advances without it replay as before.
+      const fromStep = request?.fromStep;
+      if (fromStep === undefined) await condition(() => waitingIndex !== null || ended());
+      else await condition(() => (waitingIndex !== null && waitingIndex >= fromStep) || releasedThrough >= fromStep || ended());
       refuseIfEnded(progress);
+      // A retry of an advance that released this wait already: the run moves one step, not two.
+      if (fromStep !== undefined && releasedThrough >= fromStep) return progress;
+      if (fromStep !== undefined) releasedThrough = waitingIndex!;
       advanceRequested = true;
       await condition(() => waitingIndex === null || ended());
       return progress;
     },
-    { validator: () => refuseIfEnded(progress) },
+    { validator: (_request?: AdvanceRequest) => refuseIfEnded(progress) },
   );
 
   async function record(): Promise<void> {
