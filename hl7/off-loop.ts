@@ -17,8 +17,8 @@ function threads(): Piscina {
   pool ??= new Piscina({
     filename: new URL('./portable-outcome.ts', import.meta.url).href,
     name: 'processHl7Portable',
-    // The threads load the TypeScript sources as this process does.
-    execArgv: ['--import', 'tsx'],
+    // The threads load the TypeScript sources as this process does; tsx found from here, whatever the working directory.
+    execArgv: ['--import', import.meta.resolve('tsx')],
     minThreads: 0,
     // One core stays with the event loop.
     maxThreads: Math.max(1, availableParallelism() - 1),
@@ -27,8 +27,16 @@ function threads(): Piscina {
   return pool;
 }
 
-/** processHl7 off the event loop for a large message, in place for a small one. */
+/**
+ * processHl7 off the event loop for a large message, in place for a small one. Should no thread
+ * answer (one could not start, or died), the message is processed in place: a slow answer rather
+ * than a lost message.
+ */
 export async function processHl7OffLoop(text: string): Promise<PortableHl7Outcome> {
   if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable(text);
-  return threads().run(text);
+  try {
+    return await threads().run(text);
+  } catch {
+    return processHl7Portable(text);
+  }
 }
