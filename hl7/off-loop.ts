@@ -24,18 +24,27 @@ function threads(): Piscina {
     maxThreads: Math.max(1, availableParallelism() - 1),
     idleTimeout: 60_000,
   });
+  // A thread that fails is the pool's 'error' event (unheard, it would end the process); the message
+  // it held is answered below all the same.
+  pool.on('error', () => {});
   return pool;
 }
 
+/** How many messages threads have processed (tests see with it where a message went). */
+export const processedOffLoop = () => pool?.completed ?? 0;
+
+/** Far longer than a thread takes to start and process the largest message, even on a loaded machine (a few s). */
+const THREAD_ANSWER_WITHIN_MS = 30_000;
+
 /**
  * processHl7 off the event loop for a large message, in place for a small one. Should no thread
- * answer (one could not start, or died), the message is processed in place: a slow answer rather
- * than a lost message.
+ * answer in time (one died, or none can start, which piscina would retry for ever), the message is
+ * processed in place: a slow answer rather than a hung request or a lost message.
  */
 export async function processHl7OffLoop(text: string): Promise<PortableHl7Outcome> {
   if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable(text);
   try {
-    return await threads().run(text);
+    return await threads().run(text, { signal: AbortSignal.timeout(THREAD_ANSWER_WITHIN_MS) });
   } catch {
     return processHl7Portable(text);
   }
