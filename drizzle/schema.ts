@@ -177,7 +177,8 @@ export const deliveryAttempts = pgTable(
     number: integer('number').notNull(),
     trigger: text('trigger', { enum: ATTEMPT_TRIGGERS }).notNull(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
-    durationMs: integer('duration_ms').notNull(),
+    /** Null while the attempt is `sending`, and when its outcome is `unknown`. */
+    durationMs: integer('duration_ms'),
     targetUrl: text('target_url'),
     targetSource: text('target_source', { enum: TARGET_SOURCES }),
     outcome: text('outcome', { enum: ATTEMPT_OUTCOMES }).notNull(),

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
-import type { Database } from '../platform/database';
+import { type Database, storableText } from '../platform/database';
 import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
@@ -40,7 +40,8 @@ export async function recordNewDelivery(db: Database, delivery: CarriedDelivery)
   const createdAt = new Date(delivery.createdAt);
   await db
     .insert(deliveries)
-    .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
+    // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
+    .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
     .onConflictDoNothing();
 }
 
@@ -58,7 +59,7 @@ async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Prom
     [deliveries.event, delivery.event],
     [deliveries.environment, delivery.environment],
     [deliveries.status, 'pending'],
-    [deliveries.hl7ControlId, delivery.hl7ControlId ?? null],
+    [deliveries.hl7ControlId, storableText(delivery.hl7ControlId) ?? null],
     [deliveries.sourceDeliveryId, delivery.sourceDeliveryId ?? null],
     [deliveries.runId, delivery.runId ?? null],
     [deliveries.stepId, delivery.stepId ?? null],
