@@ -14,7 +14,8 @@ export const OFF_LOOP_FROM_BYTES = 8 * 1024;
 let pool: Piscina | undefined;
 
 function threads(): Piscina {
-  pool ??= new Piscina({
+  if (pool) return pool;
+  pool = new Piscina({
     filename: new URL('./portable-outcome.ts', import.meta.url).href,
     name: 'processHl7Portable',
     // The threads load the TypeScript sources as this process does; tsx found from here, whatever the working directory.
