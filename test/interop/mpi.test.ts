@@ -326,6 +326,16 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(((await text.json()) as { resourceType: string }).resourceType).toBe('OperationOutcome');
   });
 
+  it('is in the OpenAPI document with the schemas that check it', async () => {
+    const document = (await service.call('/openapi.json')).body;
+    const operation = document.paths['/fhir/R4/Patient/$match'].post;
+    expect(operation.requestBody.content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/PatientMatchInput' });
+    expect(operation.responses['200'].content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/MpiMatchBundle' });
+    expect(operation.security).toEqual([{ smartAccessToken: [] }, { apiKey: [] }]);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '406', '415', '429']);
+    expect(document.components.schemas.PatientMatchInput.oneOf ?? document.components.schemas.PatientMatchInput.anyOf).toHaveLength(2);
+  });
+
   it('takes an API key or a SMART token with a user- or system-level Patient search scope; a patient-level token is 403', async () => {
     const query = parameters(patient('syn-pat-0013'));
     const none = await fhirMatch(query, {});
