@@ -17,6 +17,7 @@ import { asFhirJson } from '../fhir/resource-json';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -195,7 +196,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       deliveryId: string;
       attemptNumber: number;
       trigger: AttemptTrigger;
-      newDelivery?: NewDelivery;
+      newDelivery?: CarriedDelivery;
     }): Promise<AttemptResult> {
       return whileHeartbeating(async () => {
         let prepared: Awaited<ReturnType<typeof loadAttemptContext>>;
@@ -253,7 +254,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
     },
 
     /** The step that recorded a new delivery before its first attempt, in runs begun before the attempt did it. */
-    async recordNewDelivery(delivery: NewDelivery): Promise<void> {
+    async recordNewDelivery(delivery: CarriedDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
     },
 

@@ -16,6 +16,7 @@ import { fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
+import { refuseDeepJson } from './http/body-depth';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
 import { docsRouter } from './http/docs';
 import { idempotency } from './http/idempotency';
@@ -86,7 +87,7 @@ export function createApp(deps: ApiDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext(deps.logger));
-  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);

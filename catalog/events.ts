@@ -11,9 +11,10 @@ import type {
   PaymentReconciliation,
   Reference,
 } from 'fhir/r4';
+import { moreInformationRequest, priorAuthDecision, reviewActionOf } from '../claims/prior-authorization';
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
-import { SYNTHETIC_META } from '../fixtures/synthetic';
+import { SANDBOX_SYSTEM, SYNTHETIC_META } from '../fixtures/synthetic';
 import { queryCompletedTask } from '../interop/aggregator/completed-event';
 import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -92,19 +93,43 @@ function transferredFromEmergency(encounter: Encounter, store: FhirStore): void 
   ];
 }
 
+/** The same request while pended (PAS: outcome `complete`, review action A4), with the payer's request for the radiograph report. */
 function pendedForDocumentation(response: ClaimResponse): void {
-  response.outcome = 'queued';
-  response.disposition = 'Pended: additional documentation requested';
-  delete response.preAuthRef;
-  delete response.preAuthPeriod;
-  response.processNote = [
-    { number: 1, type: 'display', text: 'Send the report of plain radiographs of the same site taken within the last 6 months.' },
-  ];
+  const missing = 'Report of plain radiographs of the same site taken within the last 6 months';
+  const identifier = response.identifier![0]!;
+  const pended = priorAuthDecision({
+    id: response.id!,
+    meta: SYNTHETIC_META,
+    identifier: { system: identifier.system!, value: `${identifier.value}-P` },
+    created: response.created,
+    patient: response.patient,
+    insurer: response.insurer,
+    requestor: response.requestor!,
+    request: response.request!,
+    unitCharge: response.item![0]!.adjudication[0]!.amount!.value!,
+    action: 'A4',
+    disposition: 'Pended: additional documentation requested',
+    note: `Send: ${missing}`,
+    moreInformation: moreInformationRequest({
+      identifier: { system: SANDBOX_SYSTEM.attachmentRequest, value: `${identifier.value}-RFI` },
+      meta: SYNTHETIC_META,
+      authoredOn: response.created,
+      patient: response.patient,
+      request: response.request!,
+      payer: response.insurer,
+      provider: response.requestor!,
+      missing,
+      imagingReport: true,
+    }),
+  });
+  for (const field of Object.keys(response) as (keyof ClaimResponse)[]) delete response[field];
+  Object.assign(response, pended);
 }
 
-/** The claim acknowledgement (277CA) before adjudication: accepted, nothing decided yet. */
+/** The claim acknowledgement (277CA) before adjudication: accepted, nothing decided yet, its own identifier. */
 function acknowledgedOnly(response: ClaimResponse): void {
   response.outcome = 'queued';
+  response.identifier = response.identifier?.map((identifier) => ({ ...identifier, value: identifier.value?.replace(/-R$/, '-ACK') }));
   response.disposition = 'Accepted for adjudication (277CA A2)';
   for (const field of ['item', 'total', 'payment', 'processNote', 'adjudication'] as const) delete response[field];
 }
@@ -328,19 +353,23 @@ const definitions: EventDefinition[] = [
     name: 'prior_auth.request.pended',
     domain: 'prior_auth',
     description: 'The payer pended a prior authorization for more information.',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response), pendedForDocumentation),
+    sampleResource: fromWorld(
+      'ClaimResponse',
+      (response) => ofShowcase(response) && isPriorAuth(response) && reviewActionOf(response) === 'A1',
+      pendedForDocumentation,
+    ),
   },
   {
     name: 'prior_auth.request.approved',
     domain: 'prior_auth',
     description: 'The payer approved a prior authorization.',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response) && response.preAuthRef !== undefined),
+    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response) && reviewActionOf(response) === 'A1'),
   },
   {
     name: 'prior_auth.request.denied',
     domain: 'prior_auth',
     description: 'The payer denied a prior authorization.',
-    sampleResource: fromWorld('ClaimResponse', (response) => isPriorAuth(response) && response.disposition?.startsWith('Denied') === true),
+    sampleResource: fromWorld('ClaimResponse', (response) => isPriorAuth(response) && reviewActionOf(response) === 'A3'),
   },
   {
     name: 'claims.claim.submitted',

@@ -1,14 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import { asFhirJson } from '../fhir/resource-json';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { startDelivery } from '../webhooks/start-delivery';
-import { addresseeOf, buildAck } from './ack';
-import { type Hl7Outcome, processHl7 } from './process';
+import { buildAck } from './ack';
+import { processHl7OffLoop } from './off-loop';
+import type { PortableHl7Outcome } from './portable-outcome';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
@@ -31,31 +31,34 @@ export interface Hl7Recipient {
   environment: string;
 }
 
-type Accepted = Extract<Hl7Outcome, { kind: 'acknowledged' }> & { bundle: NonNullable<Extract<Hl7Outcome, { kind: 'acknowledged' }>['bundle']> };
+type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
+type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'trigger'>>;
 
-export function isAccepted(outcome: Hl7Outcome): outcome is Accepted {
-  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundle !== undefined;
+export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
+  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
 }
 
 /** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
-  const envelope: WebhookEnvelope = {
+  const head: Omit<WebhookEnvelope, 'resource'> = {
     id: newId('evt'),
-    event: outcome.trigger!.event,
+    event: outcome.trigger.event,
     connection_id: recipient.connectionId,
     environment: recipient.environment,
     occurred_at: new Date().toISOString(),
-    resource: asFhirJson(outcome.bundle),
   };
+  // The Bundle comes as JSON text (hl7/off-loop.ts): spliced in as the last member, the envelope is what
+  // JSON.stringify would write, without serializing several MiB again on the event loop.
+  const envelopeBody = `${JSON.stringify(head).slice(0, -1)},"resource":${outcome.bundleJson}}`;
   return {
     id: newId('dlv'),
     organizationId: recipient.organizationId,
     connectionId: recipient.connectionId,
     scenarioId: null,
-    event: envelope.event,
+    event: head.event,
     environment: recipient.environment,
-    envelopeBody: JSON.stringify(envelope),
-    createdAt: envelope.occurred_at,
+    envelopeBody,
+    createdAt: head.occurred_at,
     hl7ControlId: outcome.controlId,
   };
 }
@@ -67,7 +70,7 @@ export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): New
  */
 export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
   const delivery = planHl7Delivery(recipient, outcome);
-  await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+  await startDelivery(deps, delivery, deps.retryScheduleMs);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return delivery.id;
 }
@@ -88,11 +91,9 @@ export async function findRecipientByIdentity(db: Database, application: string,
  */
 export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Promise<string> {
   return async (text) => {
-    const outcome = processHl7(text);
-    if (!isAccepted(outcome) || !outcome.message) return outcome.ack.er7;
-    const addressee = addresseeOf(outcome.message);
-    const msh = outcome.message.header;
-    const [application, facility] = [msh.get(5), msh.get(6)];
+    const outcome = await processHl7OffLoop(text);
+    if (!isAccepted(outcome)) return outcome.ack.er7;
+    const { addressee, receivingApplication: application, receivingFacility: facility } = outcome.header;
     // A database or Temporal outage, at the lookup or the start, is an AE (send again), not a dropped connection.
     try {
       const recipient = await findRecipientByIdentity(deps.db, application, facility);
