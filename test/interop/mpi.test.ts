@@ -13,7 +13,7 @@ import { FIELD_LEVELS, levelWeight, MATCH_FIELDS } from '../../interop/mpi/model
 import { createMpiIndex, scorePair } from '../../interop/mpi/mpi-index';
 import { smartUrls } from '../../smart/endpoints';
 import { createTokenService } from '../../smart/tokens';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer, standaloneTokens } from '../support/smart';
 
@@ -45,7 +45,7 @@ describe('the near-duplicates of the synthetic world', () => {
   it('are valid FHIR R4 Patients, tagged synthetic, one per documented case', () => {
     expect(nearDuplicates.map((duplicate) => duplicate.id)).toEqual(NEAR_DUPLICATE_CASES.map((testCase) => testCase.id));
     for (const duplicate of nearDuplicates) {
-      expect(fhirSchemaErrors(duplicate), duplicate.id).toEqual([]);
+      expect(fhirErrors(duplicate), duplicate.id).toEqual([]);
       expect(duplicate.meta?.tag).toContainEqual(expect.objectContaining({ code: 'synthetic' }));
     }
     expect(record('syn-mpi-0007')).toMatchObject({ active: false, link: [{ other: { reference: 'Patient/syn-pat-0005' }, type: 'replaced-by' }] });
@@ -57,7 +57,7 @@ describe('the near-duplicates of the synthetic world', () => {
       const answer = await match(parameters(patient(testCase.of)));
       expect(answer.status).toBe(200);
       const bundle = answer.body as Bundle;
-      expect(fhirSchemaErrors(bundle)).toEqual([]);
+      expect(fhirErrors(bundle)).toEqual([]);
       expect(bundle.entry![0]!.resource!.id).toBe(testCase.of);
       expect(gradeOf(bundle.entry![0]!)).toBe('certain');
       const entry = bundle.entry!.find((candidate) => candidate.resource!.id === testCase.id);
@@ -226,7 +226,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(answer.status).toBe(200);
     expect(answer.type).toMatch(/^application\/fhir\+json/);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle).toMatchObject({
       resourceType: 'Bundle',
@@ -250,7 +250,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const answer = await fhirMatch({ resourceType: 'Patient', name: nate.name, birthDate: nate.birthDate, gender: nate.gender });
     expect(answer.status).toBe(200);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     // Name, birth date and gender alone are probable: certain needs an address, a phone or an identifier to agree too.
     expect(ids(bundle)).toEqual(['syn-mpi-0003', 'syn-pat-0036']);
     expect(bundle.entry!.map(gradeOf)).toEqual(['probable', 'probable']);
@@ -264,7 +264,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     );
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: 0, entry: [] });
-    expect(fhirSchemaErrors(answer.body)).toEqual([]);
+    expect(fhirErrors(answer.body)).toEqual([]);
   });
 
   it('ambiguous: several certain records with onlyCertainMatches answer no Patient, and say why', async () => {
@@ -275,7 +275,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const answer = await fhirMatch(parameters(twinsWithoutGivenName, [{ name: 'onlyCertainMatches', valueBoolean: true }]));
     expect(answer.status).toBe(200);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle.total).toBe(0);
     expect(ids(bundle)).toEqual([]);

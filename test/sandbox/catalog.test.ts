@@ -29,6 +29,13 @@ interface Envelope {
   resource: { resourceType: string; id: string };
 }
 
+type Container = { contained?: { id?: string }[]; entry?: { resource?: Container }[] };
+/** The `#id` of every contained resource in a resource and in its Bundle entries. */
+const containedIds = (resource: Container): string[] => [
+  ...(resource.contained ?? []).map((held) => `#${held.id}`),
+  ...(resource.entry ?? []).flatMap((entry) => (entry.resource ? containedIds(entry.resource) : [])),
+];
+
 describe('GET /v1/sandbox/catalog', () => {
   it('lists the clinical, admin/revenue and webhook reliability domains, every event and every scenario', async () => {
     const response = await service.call('/v1/sandbox/catalog', { key });
@@ -76,12 +83,8 @@ describe('GET /v1/sandbox/catalog', () => {
       expect(domains.find((candidate) => candidate.id === domain)?.resourceTypes, name).toContain(envelope.resource.resourceType);
       for (const reference of referencesIn(envelope.resource)) {
         if (reference.startsWith('#')) {
-          // A contained resource, named inside its container.
-          const contained = (envelope.resource as { contained?: { id?: string }[] }).contained ?? [];
-          expect(
-            contained.map((resource) => `#${resource.id}`),
-            `${name}: ${reference}`,
-          ).toContain(reference);
+          // A contained resource, named inside its container (the resource, or a Bundle entry's).
+          expect(containedIds(envelope.resource as Container), `${name}: ${reference}`).toContain(reference);
           continue;
         }
         const [type, id] = reference.split('/');
