@@ -57,6 +57,16 @@ export function fhirRouter({
   const matchPath = `${base}/Patient/$match`;
   router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
   router.post(matchPath, withToken, patientMatchScope, match);
+  router.all(matchPath, (req) => {
+    throw new FhirError(
+      405,
+      'not-supported',
+      `Patient/$match is invoked with POST (got ${req.method}): a Parameters resource or a Patient in the body.`,
+      {
+        Allow: 'POST',
+      },
+    );
+  });
   router.get(`${base}/:type/:id`, withToken, (req, res) => {
     const { type, id } = req.params as { type: string; id: string };
     const grant = res.locals.grant!;

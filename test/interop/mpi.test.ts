@@ -315,6 +315,8 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const huge = await fhirMatch({ resourceType: 'Patient', name: [{ family: 'x'.repeat(10_000), given: ['Ann'] }], birthDate: '1970-01-01' });
     expect(huge.status).toBe(400);
     expect(huge.body.issue[0]).toMatchObject({ expression: ['Patient.name[0].family'], diagnostics: expect.stringContaining('at most 100') });
+    const get = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, { headers: { authorization: `Bearer ${key}` } });
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
     const other = await fhirMatch({ resourceType: 'Observation' });
     expect(other.status).toBe(400);
     const text = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, {
