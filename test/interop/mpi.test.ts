@@ -334,7 +334,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(operation.requestBody.content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/PatientMatchInput' });
     expect(operation.responses['200'].content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/MpiMatchBundle' });
     expect(operation.security).toEqual([{ smartAccessToken: [] }, { apiKey: [] }]);
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '406', '415', '429']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '405', '406', '415', '429']);
     expect(document.components.schemas.PatientMatchInput.oneOf ?? document.components.schemas.PatientMatchInput.anyOf).toHaveLength(2);
   });
 
