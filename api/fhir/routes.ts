@@ -57,7 +57,8 @@ export function fhirRouter({
   const matchPath = `${base}/Patient/$match`;
   router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
   router.post(matchPath, withToken, patientMatchScope, match);
-  router.all(matchPath, (req) => {
+  // Middleware, not a route: an operation answered only to say which method it takes (405), not one to document.
+  router.use(matchPath, (req) => {
     throw new FhirError(
       405,
       'not-supported',
