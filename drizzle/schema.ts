@@ -5,6 +5,7 @@ import {
   ATTEMPT_TRIGGERS,
   CHAOS_MODES,
   DELIVERY_STATUSES,
+  HL7_CONFORMANCE_MODES,
   SCENARIO_RUN_STATUSES,
   TARGET_SOURCES,
 } from './vocabulary';
@@ -72,6 +73,8 @@ export const hl7Identities = pgTable(
       .references(() => organizations.id, { onDelete: 'cascade' }),
     receivingApplication: text('receiving_application').notNull(),
     receivingFacility: text('receiving_facility').notNull(),
+    /** How messages for this connection are checked when the request does not say (issue 21). */
+    conformance: text('conformance', { enum: HL7_CONFORMANCE_MODES }).notNull().default('lenient'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

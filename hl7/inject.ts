@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
+import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
@@ -29,10 +30,12 @@ export interface Hl7Recipient {
   organizationId: string;
   connectionId: string | null;
   environment: string;
+  /** How the recipient's HL7 identity asks its messages to be checked (lenient when it has none). */
+  conformance: Hl7ConformanceMode;
 }
 
 type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
-type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'trigger'>>;
+type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'event'>>;
 
 export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
   return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
@@ -42,7 +45,7 @@ export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
   const head: Omit<WebhookEnvelope, 'resource'> = {
     id: newId('evt'),
-    event: outcome.trigger.event,
+    event: outcome.event,
     connection_id: recipient.connectionId,
     environment: recipient.environment,
     occurred_at: new Date().toISOString(),
@@ -78,7 +81,12 @@ export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Re
 /** The connection (of any organization) whose HL7 identity is this receiving application and facility. */
 export async function findRecipientByIdentity(db: Database, application: string, facility: string): Promise<Hl7Recipient | undefined> {
   const [row] = await db
-    .select({ organizationId: hl7Identities.organizationId, connectionId: hl7Identities.connectionId, environment: connections.environment })
+    .select({
+      organizationId: hl7Identities.organizationId,
+      connectionId: hl7Identities.connectionId,
+      environment: connections.environment,
+      conformance: hl7Identities.conformance,
+    })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
     .where(and(eq(hl7Identities.receivingApplication, application), eq(hl7Identities.receivingFacility, facility)));
@@ -91,22 +99,28 @@ export async function findRecipientByIdentity(db: Database, application: string,
  */
 export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Promise<string> {
   return async (text) => {
-    const outcome = await processHl7OffLoop(text);
+    let outcome = await processHl7OffLoop(text);
     if (!isAccepted(outcome)) return outcome.ack.er7;
     const { addressee, receivingApplication: application, receivingFacility: facility } = outcome.header;
-    // A database or Temporal outage, at the lookup or the start, is an AE (send again), not a dropped connection.
+    // A database or Temporal outage, at the lookup or the start, is an AR (HL7 table 0008: rejected for a
+    // reason unrelated to the content; send it again), not an AE and not a dropped connection.
     try {
       const recipient = await findRecipientByIdentity(deps.db, application, facility);
       if (!recipient) {
         const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
         return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
       }
+      // An identity that opted into strict conformance has its messages checked again, findings as errors.
+      if (recipient.conformance === 'strict') {
+        outcome = await processHl7OffLoop(text, 'strict');
+        if (!isAccepted(outcome)) return outcome.ack.er7;
+      }
       const deliveryId = await deliverHl7(deps, recipient, outcome);
       return buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
     } catch (error) {
       deps.onError?.(error);
       const message = 'The message was valid but could not be queued for delivery; send it again shortly';
-      return buildAck('AE', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: false }]).er7;
+      return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: true }]).er7;
     }
   };
 }
