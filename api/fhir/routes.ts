@@ -57,6 +57,17 @@ export function fhirRouter({
   const matchPath = `${base}/Patient/$match`;
   router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
   router.post(matchPath, withToken, patientMatchScope, match);
+  // Middleware, not a route: an operation answered only to say which method it takes (405), not one to document.
+  router.use(matchPath, (req) => {
+    throw new FhirError(
+      405,
+      'not-supported',
+      `Patient/$match is invoked with POST (got ${req.method}): a Parameters resource or a Patient in the body.`,
+      {
+        Allow: 'POST',
+      },
+    );
+  });
   router.get(`${base}/:type/:id`, withToken, (req, res) => {
     const { type, id } = req.params as { type: string; id: string };
     const grant = res.locals.grant!;
