@@ -1,4 +1,16 @@
-import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
+import type {
+  AuditEvent,
+  Bundle,
+  ChargeItem,
+  Claim,
+  ClaimResponse,
+  CoverageEligibilityResponse,
+  Encounter,
+  ExplanationOfBenefit,
+  FhirResource,
+  PaymentReconciliation,
+  Reference,
+} from 'fhir/r4';
 import { moreInformationRequest, priorAuthDecision, reviewActionOf } from '../claims/prior-authorization';
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
@@ -11,6 +23,8 @@ import { exhaustedReport } from '../webhooks/exhausted-report';
  * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).
  * Every mock event, HL7 mapping and scenario step names its event from here, and each event carries
  * a sample FHIR R4 resource for its envelope, taken from the synthetic world so its references resolve.
+ * The sample is the event's shape: every emitter of an event sends the same resource type (for a
+ * Bundle, the same Bundle type and entry types), checked by test/sandbox/event-shapes.test.ts.
  */
 export interface EventDefinition {
   name: string;
@@ -163,6 +177,47 @@ function chargeOfFirstVisit(store: FhirStore): ChargeItem {
   };
 }
 
+/** Resources that travel together in one envelope (CONVENTIONS.md, Webhooks): a `collection` Bundle. */
+function collection(id: string, timestamp: string | undefined, resources: FhirResource[]): Bundle {
+  return {
+    resourceType: 'Bundle',
+    id,
+    meta: SYNTHETIC_META,
+    type: 'collection',
+    ...(timestamp ? { timestamp } : {}),
+    entry: resources.map((resource) => ({ fullUrl: `https://sandbox.example/fhir/${resource.resourceType}/${resource.id}`, resource })),
+  };
+}
+
+/** The world resource a reference names, copied; the fixtures always hold it. */
+function referenced(store: FhirStore, reference: Reference | undefined): FhirResource {
+  const [type, id] = (reference?.reference ?? '').split('/');
+  const resource = type && id ? store.read(type, id) : undefined;
+  if (!resource) throw new Error(`The fixtures hold no ${reference?.reference}; regenerate them with npm run fixtures`);
+  return structuredClone(resource);
+}
+
+const showcaseEligibilityResponse = fromWorld('CoverageEligibilityResponse', ofShowcase);
+
+/** The 270/271 exchange: the CoverageEligibilityRequest and the payer's CoverageEligibilityResponse. */
+function eligibilityExchange(store: FhirStore): Bundle {
+  const response = showcaseEligibilityResponse(store) as CoverageEligibilityResponse;
+  return collection(`syn-eligibility-${response.id}`, response.created, [referenced(store, response.request), response]);
+}
+
+const showcaseAdjudication = fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim');
+
+/** The adjudication of a claim: the payer's ClaimResponse and the member's ExplanationOfBenefit for it. */
+function claimAdjudication(store: FhirStore): Bundle {
+  const response = showcaseAdjudication(store) as ClaimResponse;
+  const explanation = (store.listForPatient('ExplanationOfBenefit', SHOWCASE_PATIENT) as ExplanationOfBenefit[]).find(
+    (candidate) => candidate.claimResponse?.reference === `ClaimResponse/${response.id}`,
+  );
+  if (!explanation)
+    throw new Error(`The fixtures hold no ExplanationOfBenefit for ClaimResponse/${response.id}; regenerate them with npm run fixtures`);
+  return collection(`syn-adjudication-${response.id}`, response.created, [response, structuredClone(explanation)]);
+}
+
 const showcasePatient = (store: FhirStore) => structuredClone(store.read('Patient', SHOWCASE_PATIENT)!);
 
 /** Reports a delivery that failed for good (CONVENTIONS.md, Webhooks); never reported on itself. */
@@ -284,8 +339,9 @@ const definitions: EventDefinition[] = [
   {
     name: 'eligibility.check.completed',
     domain: 'eligibility',
-    description: 'An eligibility check (270/271) returned.',
-    sampleResource: fromWorld('CoverageEligibilityResponse', ofShowcase),
+    description:
+      'An eligibility check (270/271) returned: a collection Bundle of the CoverageEligibilityRequest and its CoverageEligibilityResponse.',
+    sampleResource: eligibilityExchange,
   },
   {
     name: 'prior_auth.request.submitted',
@@ -330,8 +386,8 @@ const definitions: EventDefinition[] = [
   {
     name: 'claims.claim.adjudicated',
     domain: 'claims',
-    description: 'The payer adjudicated a claim (835 line detail).',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim'),
+    description: 'The payer adjudicated a claim (835 line detail): a collection Bundle of the ClaimResponse and the ExplanationOfBenefit for it.',
+    sampleResource: claimAdjudication,
   },
   {
     name: 'claims.charge.posted',
@@ -361,6 +417,7 @@ const definitions: EventDefinition[] = [
         patientReference: `Patient/${SHOWCASE_PATIENT}`,
         answerPath: '/v1/sandbox/aggregator/queries/aq_01jd8x3m0ae8v9q2w1f4k7t5zr',
         completedAt: '2026-01-01T00:00:02Z',
+        status: 'partial',
         records: 164,
         sources: [
           { source: 'hospital', status: 'ok' },

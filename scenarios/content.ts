@@ -46,6 +46,7 @@ import { npiFromBase } from '../fixtures/npi';
 import type { FhirStore } from '../fixtures/store';
 import { SANDBOX_SYSTEM, SYNTHETIC_TAG } from '../fixtures/synthetic';
 import { CONDITIONS, concept, DOCUMENT_TYPES, ENCOUNTER_CLASSES, LABS, MEDICATIONS, REPORTS, SYSTEM, TAXONOMIES } from '../fixtures/terminology';
+import { newlyVerifiedBundle } from '../interop/credentialing/file';
 import { simulatedOffsetsSeconds } from './clock';
 import { seededFraction } from './ids';
 import type { PlannedStep, RunPlan } from './plan';
@@ -872,7 +873,16 @@ const BUILDERS: Record<string, Builder> = {
   'claims.claim.acknowledged': (world, _event, stepId) => claimAcknowledgement(world, stepId),
   'claims.claim.adjudicated': (world, _event, stepId) => adjudication(world, stepId),
   'remittance.payment.issued': (world, _event, stepId) => remittance(world, stepId),
-  'credentialing.practitioner.verified': (world, _event, stepId) => credentialedPractitioner(world, stepId),
+  // The event's one shape (catalog/events.ts): the practitioner with their role and every check.
+  'credentialing.practitioner.verified': (world, _event, stepId) =>
+    newlyVerifiedBundle({
+      practitioner: credentialedPractitioner(world, stepId),
+      organization: world.ref('Organization', CAST.hospital),
+      specialty: concept(TAXONOMIES.endocrinology),
+      performed: dateOf(world.at(stepId)),
+      idOf: (kind) => world.id(kind),
+      meta: meta(),
+    }),
   'webhook.delivery.exhausted': (world, _event, stepId) => deliveryExhausted(world, stepId),
 };
 
