@@ -29,6 +29,12 @@ interface Envelope {
   resource: { resourceType: string; id: string };
 }
 
+/** The ids of every contained resource in a resource and in the resources its Bundle entries hold. */
+function containedIds(resource: object): (string | undefined)[] {
+  const { contained = [], entry = [] } = resource as { contained?: { id?: string }[]; entry?: { resource?: object }[] };
+  return [...contained.map((held) => held.id), ...entry.flatMap((held) => (held.resource ? containedIds(held.resource) : []))];
+}
+
 describe('GET /v1/sandbox/catalog', () => {
   it('lists the clinical, admin/revenue and webhook reliability domains, every event and every scenario', async () => {
     const response = await service.call('/v1/sandbox/catalog', { key });
@@ -76,12 +82,8 @@ describe('GET /v1/sandbox/catalog', () => {
       expect(domains.find((candidate) => candidate.id === domain)?.resourceTypes, name).toContain(envelope.resource.resourceType);
       for (const reference of referencesIn(envelope.resource)) {
         if (reference.startsWith('#')) {
-          // A contained resource, named inside its container.
-          const contained = (envelope.resource as { contained?: { id?: string }[] }).contained ?? [];
-          expect(
-            contained.map((resource) => `#${resource.id}`),
-            `${name}: ${reference}`,
-          ).toContain(reference);
+          // A contained resource, named inside its container (the resource itself or a Bundle entry).
+          expect(containedIds(envelope.resource), `${name}: ${reference}`).toContain(reference.slice(1));
           continue;
         }
         const [type, id] = reference.split('/');
