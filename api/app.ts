@@ -96,13 +96,11 @@ export function createApp(deps: ApiDependencies): Express {
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
   app.use(smartDiscoveryRouter({ urls, tokens }));
   app.use(oauthRouter({ ...deps, flow, tokens }));
-  app.use(fhirRouter({ ...deps, tokens, urls }));
+  const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
+  app.use(fhirRouter({ ...deps, tokens, urls, apiKey }));
 
   const router = express.Router();
-  mountRoutes(router, routes, {
-    apiKey: [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)],
-    creatingWork: [idempotency(deps.db)],
-  });
+  mountRoutes(router, routes, { apiKey, creatingWork: [idempotency(deps.db)] });
   app.use(router);
 
   app.use((req) => {
