@@ -1,6 +1,7 @@
 import type { Bundle, FhirResource } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_EXHAUSTED_EVENT, eventCatalog, findEvent } from '../../catalog/events';
+import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { scenarios } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
 import { AGGREGATOR_COMPLETED_EVENT } from '../../interop/aggregator/completed-event';
@@ -109,10 +110,8 @@ describe('emitters behind the API', () => {
     for (const envelope of envelopes) expectCatalogShape('mock trigger', envelope.event, envelope.resource);
   });
 
-  // The HL7 inject sends a message Bundle under events whose catalog example is a single resource
-  // until the hl7-accept work (message Bundles under their own catalog events) lands; the lead
-  // enables this case when merging it.
-  it.skip('HL7 inject, for every template', { timeout: 120_000 }, async () => {
+  // Each trigger's message Bundle, under its own hl7.* event whose catalog example is a message Bundle.
+  it('HL7 inject, for every template', { timeout: 120_000 }, async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const templates = await service.call('/v1/sandbox/hl7/templates', { key: tenant.key });
     expect(templates.status).toBe(200);
@@ -160,6 +159,12 @@ describe('emitters behind the API', () => {
     // Every catalog event is sent by the mock trigger at least; the ones sent by another emitter too
     // were compared for that emitter above.
     for (const name of eventCatalog.keys()) expect(sent.has(name), name).toBe(true);
+    for (const name of new Set(HL7_TRIGGERS.map((trigger) => trigger.event))) {
+      expect(
+        [...(sent.get(name) ?? [])].some((emitter) => emitter.startsWith('HL7 inject')),
+        `${name}: sent by HL7 inject`,
+      ).toBe(true);
+    }
     for (const name of [
       'eligibility.check.completed',
       'claims.claim.adjudicated',
