@@ -109,10 +109,10 @@ describe('emitters behind the API', () => {
     }
   });
 
-  // The HL7 inject sends a message Bundle under events whose catalog example is a single resource
-  // until the hl7-accept work (message Bundles under their own catalog events) lands; the lead
-  // enables this case when merging it.
-  it.skip('HL7 inject, for every template', { timeout: 120_000 }, async () => {
+  // Each templated trigger has its own hl7.* event, whose catalog example is that template's message
+  // Bundle. (hl7.message.received, any other trigger, is a message Bundle whose entries follow the
+  // message's segments, so its entry types vary by message; test/hl7/corpus.test.ts checks those.)
+  it('HL7 inject, for every template', { timeout: 120_000 }, async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const templates = await service.call('/v1/sandbox/hl7/templates', { key: tenant.key });
     expect(templates.status).toBe(200);
