@@ -70,6 +70,21 @@ const nonEmpty = <T>(items: (T | undefined)[]): T[] | undefined => {
   return kept.length ? kept : undefined;
 };
 const all = <T>(field: Hl7Field, map: (repetition: Hl7Repetition) => T | undefined) => nonEmpty(field.repetitions.map(map));
+/** A CodeableConcept as a one-item list, or undefined when the field holds no code and no text. */
+const conceptList = (value: Hl7Repetition, defaultSystem?: string): CodeableConcept[] | undefined => {
+  const concept = codeableConcept(value, defaultSystem);
+  return concept ? [concept] : undefined;
+};
+/** A count (unsignedInt): a whole number of zero or more, else undefined. */
+const count = (value: string): number | undefined => {
+  const number = decimal(value);
+  return number !== undefined && Number.isInteger(number) && number >= 0 ? number : undefined;
+};
+/** One element as a list, or undefined. */
+const listOf = <T>(element: T | undefined): T[] | undefined => (element === undefined ? undefined : [element]);
+/** An element with at least one value, else undefined (FHIR has no empty elements). */
+const someValue = <T extends object>(element: T): T | undefined => (Object.keys(element).length > 0 ? element : undefined);
+
 /** Adds to an optional list in place (a 256 KiB ORU adds thousands of results: no copying). */
 function append<T>(list: T[] | undefined, item: T): T[] {
   if (!list) return [item];
@@ -179,7 +194,7 @@ function mapPatient(pid: Hl7Segment): Patient {
       : marital === 'U'
         ? { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-NullFlavor', code: 'UNK' }] }
         : undefined,
-    communication: pid.get(15) ? [{ language: codeableConcept(pid.field(15).first, 'urn:ietf:bcp:47')! }] : undefined,
+    communication: conceptList(pid.field(15).first, 'urn:ietf:bcp:47')?.map((language) => ({ language })),
     ...(multipleBirth !== undefined && Number.isInteger(multipleBirth)
       ? { multipleBirthInteger: multipleBirth }
       : pid.get(24) === 'Y' || pid.get(24) === 'N'
@@ -283,7 +298,7 @@ function mapEncounter(pv1: Hl7Segment, pv2: Hl7Segment | undefined, context: Con
     subject: context.patient,
     participant: participants.length ? participants : undefined,
     period: start || end ? compact({ start, end }) : undefined,
-    reasonCode: pv2?.field(3).present ? [codeableConcept(pv2.field(3).first)!] : undefined,
+    reasonCode: pv2 ? conceptList(pv2.field(3).first) : undefined,
     hospitalization:
       pv1.get(14) || pv1.get(36)
         ? compact({
@@ -303,7 +318,7 @@ function mapRelatedPerson(nk1: Hl7Segment, context: Context): RelatedPerson {
     resourceType: 'RelatedPerson',
     active: true,
     patient: context.patient!,
-    relationship: nk1.field(3).present ? [codeableConcept(nk1.field(3).first, 'http://terminology.hl7.org/CodeSystem/v2-0063')!] : undefined,
+    relationship: conceptList(nk1.field(3).first, 'http://terminology.hl7.org/CodeSystem/v2-0063'),
     name: all(nk1.field(2), humanName),
     telecom: nonEmpty([
       ...nk1.field(5).repetitions.map((r) => contactPoint(r, 'home')),
@@ -705,9 +720,9 @@ function mapAppointment({ sch, resources }: ScheduleGroup, context: Context): Ap
     identifier: nonEmpty([entityIdentifier(sch.field(1).first, 'PLAC'), entityIdentifier(sch.field(2).first, 'FILL')]),
     status,
     cancelationReason: status === 'cancelled' && sch.field(6).present ? codeableConcept(sch.field(6).first) : undefined,
-    serviceType: ais?.field(3).present ? [codeableConcept(ais.field(3).first)!] : undefined,
+    serviceType: ais ? conceptList(ais.field(3).first) : undefined,
     appointmentType: sch.field(8).present ? codeableConcept(sch.field(8).first, 'http://terminology.hl7.org/CodeSystem/v2-0276') : undefined,
-    reasonCode: sch.field(7).present ? [codeableConcept(sch.field(7).first)!] : undefined,
+    reasonCode: conceptList(sch.field(7).first),
     description: sch.get(7, 2) || undefined,
     start,
     end: start && minutes !== undefined ? addMinutes(start, minutes) : undefined,
@@ -803,10 +818,18 @@ function mapImmunization(rxa: Hl7Segment, rxr: Hl7Segment | undefined, context: 
   });
 }
 
-function mapMedicationRequest(orc: Hl7Segment | undefined, rxe: Hl7Segment, rxr: Hl7Segment | undefined, context: Context): MedicationRequest {
+/** RXE → MedicationRequest; undefined without a give code (RXE-2) or a patient, which the resource requires. */
+function mapMedicationRequest(
+  orc: Hl7Segment | undefined,
+  rxe: Hl7Segment,
+  rxr: Hl7Segment | undefined,
+  context: Context,
+): MedicationRequest | undefined {
+  const medication = codeableConcept(rxe.field(2).first, 'http://www.nlm.nih.gov/research/umls/rxnorm');
+  if (!medication || !context.patient) return undefined;
   const dose = decimal(rxe.get(3));
   const quantity = decimal(rxe.get(10));
-  const refills = decimal(rxe.get(12));
+  const refills = count(rxe.get(12));
   const instructions = rxe.get(7, 2) || rxe.get(7, 1) || rxe.get(21, 2) || rxe.get(21, 1);
   const doseUnit = rxe.field(5).first;
   return compact<MedicationRequest>({
@@ -814,21 +837,23 @@ function mapMedicationRequest(orc: Hl7Segment | undefined, rxe: Hl7Segment, rxr:
     identifier: orderIdentifiers(orc, undefined),
     status: ORDER_STATUS[orc?.get(1) ?? ''] === 'revoked' ? 'cancelled' : 'active',
     intent: 'order',
-    medicationCodeableConcept: codeableConcept(rxe.field(2).first, 'http://www.nlm.nih.gov/research/umls/rxnorm')!,
-    subject: context.patient!,
+    medicationCodeableConcept: medication,
+    subject: context.patient,
     encounter: context.encounter,
     authoredOn: when(orc?.get(9) ?? '', context),
     requester: orc ? practitionerReference(orc.field(12).first) : undefined,
-    dosageInstruction: [
-      compact({
-        text: instructions || undefined,
-        route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
-        doseAndRate:
-          dose !== undefined
-            ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
-            : undefined,
-      }),
-    ],
+    dosageInstruction: listOf(
+      someValue(
+        compact({
+          text: instructions || undefined,
+          route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
+          doseAndRate:
+            dose !== undefined
+              ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
+              : undefined,
+        }),
+      ),
+    ),
     dispenseRequest:
       quantity !== undefined || refills !== undefined
         ? compact({
@@ -848,7 +873,7 @@ function mapChargeItem(ft1: Hl7Segment, context: Context): ChargeItem {
     resourceType: 'ChargeItem',
     identifier: transactionId ? [{ system: 'https://sandbox.example/fhir/sid/v2-transaction-id', value: transactionId }] : undefined,
     status: ft1.get(6) === 'CG' ? 'billable' : ft1.get(6) === 'CD' ? 'aborted' : 'unknown',
-    code: codeableConcept(ft1.field(7).first, 'http://www.ama-assn.org/go/cpt')!,
+    code: codeableConcept(ft1.field(7).first, 'http://www.ama-assn.org/go/cpt') ?? { text: ft1.get(7, 1) || 'Transaction code not sent' },
     subject: context.patient!,
     context: context.encounter,
     occurrenceDateTime: when(ft1.get(4, 1), context),
@@ -871,7 +896,7 @@ function mapOrderedMedication(
   if (!medication || !context.patient) return undefined;
   const dose = decimal(rxo.get(2));
   const quantity = decimal(rxo.get(11));
-  const refills = decimal(rxo.get(13));
+  const refills = count(rxo.get(13));
   const doseUnit = rxo.field(4).first;
   const instructions = rxo.get(6, 2) || rxo.get(6, 1);
   return compact<MedicationRequest>({
@@ -884,16 +909,18 @@ function mapOrderedMedication(
     encounter: context.encounter,
     authoredOn: when(orc?.get(9) ?? '', context),
     requester: orc ? practitionerReference(orc.field(12).first) : practitionerReference(rxo.field(14).first),
-    dosageInstruction: [
-      compact({
-        text: instructions || undefined,
-        route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
-        doseAndRate:
-          dose !== undefined
-            ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
-            : undefined,
-      }),
-    ],
+    dosageInstruction: listOf(
+      someValue(
+        compact({
+          text: instructions || undefined,
+          route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
+          doseAndRate:
+            dose !== undefined
+              ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
+              : undefined,
+        }),
+      ),
+    ),
     dispenseRequest:
       quantity !== undefined || refills !== undefined
         ? compact({ numberOfRepeatsAllowed: refills, quantity: quantity !== undefined ? { value: quantity } : undefined })

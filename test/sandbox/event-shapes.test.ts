@@ -110,7 +110,9 @@ describe('emitters behind the API', () => {
     for (const envelope of envelopes) expectCatalogShape('mock trigger', envelope.event, envelope.resource);
   });
 
-  // Each trigger's message Bundle, under its own hl7.* event whose catalog example is a message Bundle.
+  // Each templated trigger has its own hl7.* event, whose catalog example is that template's message
+  // Bundle. (hl7.message.received, any other trigger, is a message Bundle whose entries follow the
+  // message's segments, so its entry types vary by message; test/hl7/corpus.test.ts checks those.)
   it('HL7 inject, for every template', { timeout: 120_000 }, async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const templates = await service.call('/v1/sandbox/hl7/templates', { key: tenant.key });
