@@ -18,6 +18,7 @@ import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -215,7 +216,7 @@ export function createDeliveryActivities({
       deliveryId: string;
       attemptNumber: number;
       trigger: AttemptTrigger;
-      newDelivery?: NewDelivery;
+      newDelivery?: CarriedDelivery;
     }): Promise<AttemptResult> {
       // The organization whose slot this attempt holds, given back however the attempt ends.
       let slotHeldFor: string | null = null;
@@ -279,7 +280,7 @@ export function createDeliveryActivities({
     },
 
     /** The step that recorded a new delivery before its first attempt, in runs begun before the attempt did it. */
-    async recordNewDelivery(delivery: NewDelivery): Promise<void> {
+    async recordNewDelivery(delivery: CarriedDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
     },
 

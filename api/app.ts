@@ -16,6 +16,7 @@ import { fhirCost, fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
+import { refuseDeepJson } from './http/body-depth';
 import { costLimit, createCostBudget, refuseAfterFailedAuthentication } from './http/cost-limit';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
 import { docsRouter } from './http/docs';
@@ -98,7 +99,7 @@ export function createApp(deps: ApiDependencies): Express {
     '/fhir',
     costLimit({ budget: createCostBudget(FHIR_RATE_LIMIT_PER_MINUTE), surface: 'FHIR', perMinute: FHIR_RATE_LIMIT_PER_MINUTE, costOf: fhirCost }),
   );
-  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
@@ -107,13 +108,11 @@ export function createApp(deps: ApiDependencies): Express {
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
   app.use(smartDiscoveryRouter({ urls, tokens }));
   app.use(oauthRouter({ ...deps, flow, tokens }));
-  app.use(fhirRouter({ ...deps, tokens, urls }));
+  const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
+  app.use(fhirRouter({ ...deps, tokens, urls, apiKey }));
 
   const router = express.Router();
-  mountRoutes(router, routes, {
-    apiKey: [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)],
-    creatingWork: [idempotency(deps.db)],
-  });
+  mountRoutes(router, routes, { apiKey, creatingWork: [idempotency(deps.db)] });
   app.use(router);
 
   app.use((req) => {

@@ -68,12 +68,21 @@ export const domains: readonly DomainDefinition[] = [
     resourceTypes: ['MedicationRequest', 'Immunization'],
   },
   {
+    id: 'hl7',
+    name: 'HL7 v2 interfaces',
+    category: 'clinical',
+    description:
+      'Every HL7 v2 message a partner sends to the inject or the MLLP listener, of any type, trigger and version, delivered as the FHIR message Bundle the v2-to-FHIR IG maps it to.',
+    standards: ['HL7 v2.1–2.8', 'HL7 v2-to-FHIR IG', 'FHIR R4 Bundle (message), MessageHeader'],
+    resourceTypes: ['Bundle'],
+  },
+  {
     id: 'eligibility',
     name: 'Eligibility and benefits',
     category: 'admin_revenue',
     description: 'Coverage checks before care: is the member covered on the date of service, and what will they pay.',
     standards: ['X12 270/271', 'FHIR R4 CoverageEligibilityRequest, CoverageEligibilityResponse'],
-    resourceTypes: ['Coverage', 'CoverageEligibilityRequest', 'CoverageEligibilityResponse'],
+    resourceTypes: ['Coverage', 'CoverageEligibilityRequest', 'CoverageEligibilityResponse', 'Bundle'],
   },
   {
     id: 'prior_auth',
@@ -89,7 +98,7 @@ export const domains: readonly DomainDefinition[] = [
     category: 'admin_revenue',
     description: 'Charges posted for visits, professional claims and their adjudication, line by line, with CARC reasons for what was not paid.',
     standards: ['HL7 v2 DFT^P03', 'X12 837P', 'CARC', 'FHIR R4 ChargeItem, Claim, ClaimResponse, ExplanationOfBenefit'],
-    resourceTypes: ['ChargeItem', 'Claim', 'ClaimResponse', 'ExplanationOfBenefit'],
+    resourceTypes: ['ChargeItem', 'Claim', 'ClaimResponse', 'ExplanationOfBenefit', 'Bundle'],
   },
   {
     id: 'remittance',

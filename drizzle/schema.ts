@@ -5,6 +5,7 @@ import {
   ATTEMPT_TRIGGERS,
   CHAOS_MODES,
   DELIVERY_STATUSES,
+  HL7_CONFORMANCE_MODES,
   SCENARIO_RUN_STATUSES,
   TARGET_SOURCES,
 } from './vocabulary';
@@ -72,6 +73,8 @@ export const hl7Identities = pgTable(
       .references(() => organizations.id, { onDelete: 'cascade' }),
     receivingApplication: text('receiving_application').notNull(),
     receivingFacility: text('receiving_facility').notNull(),
+    /** How messages for this connection are checked when the request does not say (issue 21). */
+    conformance: text('conformance', { enum: HL7_CONFORMANCE_MODES }).notNull().default('lenient'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -145,6 +148,25 @@ export const deliveries = pgTable(
     index('deliveries_created_at_idx').on(table.createdAt),
     index('deliveries_run_idx').on(table.runId),
   ],
+);
+
+/**
+ * Claim checks for envelopes too large for a delivery workflow's input (Temporal refuses payloads
+ * over 2 MB): the trigger stores the envelope here under the delivery's id before starting the
+ * workflow, which carries only that id. Recording the delivery row moves the envelope into it, so at
+ * rest it is stored once; a row left here is a start that never happened (webhooks/claim-check.ts).
+ */
+export const stagedEnvelopes = pgTable(
+  'staged_envelopes',
+  {
+    deliveryId: text('delivery_id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    envelopeBody: text('envelope_body').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('staged_envelopes_created_at_idx').on(table.createdAt)],
 );
 
 /** Every attempt of a delivery, as CONVENTIONS.md lists: number, time, duration, response, error, chaos. */

@@ -35,8 +35,12 @@ export type TargetSource = (typeof TARGET_SOURCES)[number];
 export const CHAOS_MODES = ['transient_503', 'slow', 'rate_limit'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
-/** An aggregator query runs until its workflow has merged every source's answer (README, "Aggregator query"). */
-export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed'] as const;
+/**
+ * An aggregator query runs until its workflow has merged every source's answer, then says how that
+ * went (README, "Aggregator query"): `completed` when every source answered, `partial` when some
+ * failed or timed out, `failed` when none answered.
+ */
+export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;
 export type AggregatorQueryStatus = (typeof AGGREGATOR_QUERY_STATUSES)[number];
 
 /** Scenario run states: `running` until every step is done (`completed`), or `cancelled`, or `failed` (an error stopped it). */
@@ -54,3 +58,10 @@ export type ScenarioStepStatus = (typeof SCENARIO_STEP_STATUSES)[number];
 /** How a run's clock moves: typical delays as they are, divided by `time_scale`, or only when advanced. */
 export const PACE_MODES = ['realtime', 'accelerated', 'manual'] as const;
 export type PaceMode = (typeof PACE_MODES)[number];
+
+/**
+ * How strictly an inbound HL7 v2 message is checked: `lenient` (findings are warnings on an AA, as
+ * production listeners answer) or `strict` (findings are errors, AE), per HL7 identity and per request.
+ */
+export const HL7_CONFORMANCE_MODES = ['lenient', 'strict'] as const;
+export type Hl7ConformanceMode = (typeof HL7_CONFORMANCE_MODES)[number];

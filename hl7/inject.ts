@@ -1,14 +1,15 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import { asFhirJson } from '../fhir/resource-json';
+import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { startDelivery } from '../webhooks/start-delivery';
-import { addresseeOf, buildAck } from './ack';
-import { type Hl7Outcome, processHl7 } from './process';
+import { buildAck } from './ack';
+import { processHl7OffLoop } from './off-loop';
+import type { PortableHl7Outcome } from './portable-outcome';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
@@ -29,33 +30,38 @@ export interface Hl7Recipient {
   organizationId: string;
   connectionId: string | null;
   environment: string;
+  /** How the recipient's HL7 identity asks its messages to be checked (lenient when it has none). */
+  conformance: Hl7ConformanceMode;
 }
 
-type Accepted = Extract<Hl7Outcome, { kind: 'acknowledged' }> & { bundle: NonNullable<Extract<Hl7Outcome, { kind: 'acknowledged' }>['bundle']> };
+type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
+type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'event'>>;
 
-export function isAccepted(outcome: Hl7Outcome): outcome is Accepted {
-  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundle !== undefined;
+export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
+  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
 }
 
 /** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
-  const envelope: WebhookEnvelope = {
+  const head: Omit<WebhookEnvelope, 'resource'> = {
     id: newId('evt'),
-    event: outcome.trigger!.event,
+    event: outcome.event,
     connection_id: recipient.connectionId,
     environment: recipient.environment,
     occurred_at: new Date().toISOString(),
-    resource: asFhirJson(outcome.bundle),
   };
+  // The Bundle comes as JSON text (hl7/off-loop.ts): spliced in as the last member, the envelope is what
+  // JSON.stringify would write, without serializing several MiB again on the event loop.
+  const envelopeBody = `${JSON.stringify(head).slice(0, -1)},"resource":${outcome.bundleJson}}`;
   return {
     id: newId('dlv'),
     organizationId: recipient.organizationId,
     connectionId: recipient.connectionId,
     scenarioId: null,
-    event: envelope.event,
+    event: head.event,
     environment: recipient.environment,
-    envelopeBody: JSON.stringify(envelope),
-    createdAt: envelope.occurred_at,
+    envelopeBody,
+    createdAt: head.occurred_at,
     hl7ControlId: outcome.controlId,
   };
 }
@@ -67,7 +73,7 @@ export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): New
  */
 export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
   const delivery = planHl7Delivery(recipient, outcome);
-  await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+  await startDelivery(deps, delivery, deps.retryScheduleMs);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return delivery.id;
 }
@@ -75,7 +81,12 @@ export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Re
 /** The connection (of any organization) whose HL7 identity is this receiving application and facility. */
 export async function findRecipientByIdentity(db: Database, application: string, facility: string): Promise<Hl7Recipient | undefined> {
   const [row] = await db
-    .select({ organizationId: hl7Identities.organizationId, connectionId: hl7Identities.connectionId, environment: connections.environment })
+    .select({
+      organizationId: hl7Identities.organizationId,
+      connectionId: hl7Identities.connectionId,
+      environment: connections.environment,
+      conformance: hl7Identities.conformance,
+    })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
     .where(and(eq(hl7Identities.receivingApplication, application), eq(hl7Identities.receivingFacility, facility)));
@@ -88,24 +99,28 @@ export async function findRecipientByIdentity(db: Database, application: string,
  */
 export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Promise<string> {
   return async (text) => {
-    const outcome = processHl7(text);
-    if (!isAccepted(outcome) || !outcome.message) return outcome.ack.er7;
-    const addressee = addresseeOf(outcome.message);
-    const msh = outcome.message.header;
-    const [application, facility] = [msh.get(5), msh.get(6)];
-    // A database or Temporal outage, at the lookup or the start, is an AE (send again), not a dropped connection.
+    let outcome = await processHl7OffLoop(text);
+    if (!isAccepted(outcome)) return outcome.ack.er7;
+    const { addressee, receivingApplication: application, receivingFacility: facility } = outcome.header;
+    // A database or Temporal outage, at the lookup or the start, is an AR (HL7 table 0008: rejected for a
+    // reason unrelated to the content; send it again), not an AE and not a dropped connection.
     try {
       const recipient = await findRecipientByIdentity(deps.db, application, facility);
       if (!recipient) {
         const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
         return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
       }
+      // An identity that opted into strict conformance has its messages checked again, findings as errors.
+      if (recipient.conformance === 'strict') {
+        outcome = await processHl7OffLoop(text, 'strict');
+        if (!isAccepted(outcome)) return outcome.ack.er7;
+      }
       const deliveryId = await deliverHl7(deps, recipient, outcome);
       return buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
     } catch (error) {
       deps.onError?.(error);
       const message = 'The message was valid but could not be queued for delivery; send it again shortly';
-      return buildAck('AE', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: false }]).er7;
+      return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: true }]).er7;
     }
   };
 }

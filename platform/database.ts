@@ -47,13 +47,37 @@ const MIGRATION_LOCK_ID = 727_001;
  * failure escapes as an unhandled rejection, which ends the process (porsager/postgres#1192, open):
  * a database outage must give 503s, not a crash. No column or parameter of ours is a Postgres array.
  */
-const CLIENT_OPTIONS = { onnotice: () => {}, connect_timeout: 10, fetch_types: false } as const;
+const CLIENT_OPTIONS = {
+  onnotice: () => {},
+  connect_timeout: 10,
+  fetch_types: false,
+  backoff: reconnectDelaySeconds,
+  // A connection idle this long is closed: one left half-open by a failover is not handed a query later.
+  idle_timeout: 60,
+} as const;
+
+/**
+ * The longest any one statement of the service may run (Postgres `statement_timeout`): a query stuck
+ * behind a lock or a runaway plan ends with 57014, answered 503 like an outage, instead of holding a
+ * request and a pooled connection without end. Migrations wait for each other, so they have none.
+ */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a connection that failed waits before connecting again, with the query it holds, in
+ * seconds. postgres.js grows it to 20 s over an outage (3^n / 100), so requests made during a
+ * Postgres restart stayed held up to 20 s after it was back. Short and capped: serving again within
+ * a second of Postgres accepting connections; jittered, so the pool does not reconnect in step.
+ */
+export function reconnectDelaySeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 0.5) * (0.75 + Math.random() / 4);
+}
 
 /** Opens the database and applies every committed migration in `drizzle/` before returning. */
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     await migratePostgresOnce(options.databaseUrl);
-    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10 });
+    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10, connection: { statement_timeout: STATEMENT_TIMEOUT_MS } });
     const db = drizzlePostgres(client, { schema });
     const listener = createWatchedListener(options.databaseUrl, CLIENT_OPTIONS, LISTENER_WATCH);
     return {
@@ -155,8 +179,8 @@ const CONNECTION_ERROR_CODES = new Set([
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
 ]);
-/** SQLSTATEs of a server shutting down, starting up or full: class 08, 57P01–57P03, 53300. */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+/** SQLSTATEs of a server shutting down, starting up or full (class 08, 57P01–57P03, 53300), or of a statement over its time limit (57014). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300|57014)$/;
 
 /**
  * Whether an error means the database cannot be reached right now (as opposed to a query that is

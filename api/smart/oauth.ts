@@ -67,7 +67,8 @@ export function oauthRouter({
     );
   });
   router.post(SMART_PATHS.patientPicker, async (req, res) => {
-    const body = req.body as Record<string, unknown>;
+    // No form (text/plain, no Content-Type) is no choice, not an error of ours.
+    const body = (req.body ?? {}) as Record<string, unknown>;
     const requestId = typeof body.request === 'string' ? body.request : '';
     const choice = body.deny !== undefined ? 'deny' : typeof body.patient === 'string' ? { patientId: body.patient } : null;
     if (!choice) {

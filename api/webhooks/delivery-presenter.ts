@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Delivery, DeliveryAttempt } from '../../drizzle/schema';
 import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../../drizzle/vocabulary';
+import { storedJson } from '../http/json';
 
 /** How a delivery and its attempts look to partners (CONVENTIONS.md, Webhooks: delivery fields). */
 
@@ -75,7 +76,8 @@ export function presentDelivery(delivery: Delivery, attempts: DeliveryAttempt[])
     run_id: delivery.runId,
     step_id: delivery.stepId,
     attempts: attempts.map(presentAttempt),
-    envelope: JSON.parse(delivery.envelopeBody),
+    // As stored and sent: parsing and writing again a large HL7 message's envelope would hold the event loop.
+    envelope: storedJson(delivery.envelopeBody),
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
     created_at: delivery.createdAt.toISOString(),
     updated_at: delivery.updatedAt.toISOString(),

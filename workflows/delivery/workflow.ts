@@ -13,7 +13,7 @@ import {
 import type { SandboxActivities } from '../../activities';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
-import type { NewDelivery } from '../../webhooks/delivery-records';
+import type { CarriedDelivery } from '../../webhooks/claim-check';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,
@@ -114,7 +114,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     { validator: () => refuseIf(refusesReplay(), cannotReplay(state.status)) },
   );
 
-  async function attempt(trigger: AttemptTrigger, retriesUsed: number, newDelivery?: NewDelivery) {
+  async function attempt(trigger: AttemptTrigger, retriesUsed: number, newDelivery?: CarriedDelivery) {
     return exclusively(async () => {
       const attemptNumber = state.attemptsMade + 1;
       sending = true;
