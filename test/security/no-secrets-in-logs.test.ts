@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKeys } from '../../drizzle/schema';
-import { createLogger, redactUrl } from '../../platform/logger';
+import { createLogger, redactUrl, serializeError } from '../../platform/logger';
 import { startTestService, type TestService } from '../support/service';
 import {
   authorizationParams,
@@ -134,6 +135,18 @@ describe('logs', () => {
     // The generated secret of the failed insert was never shown to anyone: no secret-shaped value may appear.
     expect(log).not.toMatch(/sbx_whsec_[A-Za-z0-9_-]{8}/);
     expect(log).not.toMatch(/params: (?!\[redacted\])/);
+  });
+
+  it('serializes a database error, and its cause, without the bound values (as the Temporal SDK log lines are too)', () => {
+    const secret = 'sbx_whsec_SyntheticSecretForTheTest000000000000000';
+    const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { parameters: [secret], args: [secret] });
+    const serialized = JSON.stringify(
+      serializeError(new DrizzleQueryError('update organizations set webhook_secret = $1', [secret, 'org_x'], cause)),
+    );
+    expect(serialized).toContain('update organizations set webhook_secret = $1');
+    expect(serialized).toContain('ECONNREFUSED');
+    expect(serialized).not.toContain('SyntheticSecret');
+    expect(serialized).not.toContain('org_x');
   });
 
   it('keeps the path and harmless parameters of a URL, and replaces the values of sensitive ones', () => {
