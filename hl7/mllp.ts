@@ -136,9 +136,8 @@ export function createMllpServer(options: MllpServerOptions): MllpServer {
     let done = false;
 
     const fail = (reason: string) => {
-      if (done) return;
+      if (!done) options.onConnectionError?.(reason, peer);
       done = true;
-      options.onConnectionError?.(reason, peer);
       socket.destroy();
     };
     // Idle: no frame under way and nothing answered for idleTimeoutMs. Bytes between frames (line
@@ -213,6 +212,8 @@ export function createMllpServer(options: MllpServerOptions): MllpServer {
       options.onConnectionError?.(`frame larger than ${maxFrameBytes} bytes`, peer);
       if (ack) socket.end(frame(ack));
       else socket.destroy();
+      // A peer that neither reads the AR nor closes is closed after the idle time.
+      watchIdle();
     };
 
     /** Waits until the peer has read what was written, so its answers are not queued without bound. */
@@ -245,6 +246,9 @@ export function createMllpServer(options: MllpServerOptions): MllpServer {
           fail(`handler failed: ${(error as Error).message}`);
         }
         if (!inFrame) watchIdle();
+        // A handler that needs no I/O (a refusal) resolves in microtasks: without this, a flood of
+        // frames would be answered in one turn of the event loop, and nothing else would run.
+        await new Promise(setImmediate);
         // A peer that does not read its answers is not read from (nor answered) until it does;
         // if it never does, the idle timeout closes it.
         if (socket.writableNeedDrain) {
