@@ -6,7 +6,7 @@ import { aggregatorQueries, organizations } from '../drizzle/schema';
 import type { FhirStore } from '../fixtures/store';
 import { AGGREGATOR_COMPLETED_EVENT, queryCompletedTask } from '../interop/aggregator/completed-event';
 import { type AggregatedAnswer, aggregate, type SourceOutcome, withinDates } from '../interop/aggregator/merge';
-import { findSource, matchAtSource, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
+import { findSource, matchAtSource, SOURCE_MRN_SYSTEM, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
 import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
 import { worldMpi } from '../interop/mpi/world';
@@ -30,14 +30,14 @@ export const aggregatorQueryPath = (queryId: string) => `/v1/sandbox/aggregator/
  * retried.
  */
 export function createAggregatorActivities({ db, fhirStore }: AggregatorActivityDependencies) {
-  /** The world patient the request names or matches (certain or probable), or the request itself. */
+  /** The world patient the request names or matches (certain, or probable when the query asks for it), or the request itself. */
   function enterprisePatient(request: AggregatorQueryRequest): Patient {
     if (request.patientId) return fhirStore.read('Patient', request.patientId) as Patient;
     // The index also holds near-duplicates that are no patient of the world: only a world patient names the record.
     const best = worldMpi(fhirStore)
       .index.match(demographicsOf(request.patient))
       .candidates.find((candidate) => fhirStore.read('Patient', candidate.patient.id!) !== undefined);
-    if (best && (best.grade === 'certain' || best.grade === 'probable')) return best.patient;
+    if (best && (best.grade === 'certain' || (best.grade === 'probable' && request.includeProbableMatches === true))) return best.patient;
     return { ...request.patient, id: 'requested' };
   }
 
@@ -68,12 +68,25 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
         return { source: sourceId, status: 'error', latency_ms: latency, error: `${source.name} answered 503 Service Unavailable` };
       const match = matchAtSource(fhirStore, request.seed, source, request.patient);
       if (!match) return { source: sourceId, status: 'no_match', latency_ms: latency };
+      // A probable match may be another person: its records are merged only when the query asks for that.
+      if (match.grade === 'probable' && request.includeProbableMatches !== true) {
+        return { source: sourceId, status: 'probable_match', latency_ms: latency, match_grade: match.grade };
+      }
+      const mrn = match.patient.identifier?.find((identifier) => identifier.system === SOURCE_MRN_SYSTEM(sourceId))?.value;
       const resources = sourceRecords(fhirStore, request.seed, source, match.worldId, match.patient.id!).filter(
         (resource) =>
           (request.resourceTypes === null || (request.resourceTypes as string[]).includes(resource.resourceType)) &&
           withinDates(resource, request.dateFrom ?? undefined, request.dateTo ?? undefined),
       );
-      return { source: sourceId, status: 'ok', latency_ms: latency, patient_id: match.patient.id!, match_grade: match.grade, resources };
+      return {
+        source: sourceId,
+        status: 'ok',
+        latency_ms: latency,
+        patient_id: match.patient.id!,
+        ...(mrn ? { mrn } : {}),
+        match_grade: match.grade,
+        resources,
+      };
     },
 
     /**
@@ -88,12 +101,14 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
     }): Promise<{ records: number; newDelivery: NewDelivery | null }> {
       const patient = enterprisePatient(input.request);
       const answer = aggregate({ patient, purpose: input.request.purposeOfUse, outcomes: input.outcomes, seed: input.request.seed });
-      const records = answer.bundle.entry!.filter((entry) => !['Patient', 'Provenance'].includes(entry.resource!.resourceType)).length;
+      const records = answer.bundle.entry!.filter(
+        (entry) => !['Patient', 'Provenance', 'OperationOutcome'].includes(entry.resource!.resourceType),
+      ).length;
       const [stored] = await db
         .select({ status: aggregatorQueries.status, result: aggregatorQueries.result })
         .from(aggregatorQueries)
         .where(eq(aggregatorQueries.id, input.queryId));
-      if (stored?.status === 'completed') return { records, newDelivery: (stored.result as StoredResult).webhook_delivery };
+      if (stored && stored.status !== 'running') return { records, newDelivery: (stored.result as StoredResult).webhook_delivery };
       const completedAt = new Date();
       const [organization] = await db
         .select({ webhookUrl: organizations.webhookUrl })
@@ -103,7 +118,7 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
       const result: StoredResult = { ...answer, webhook_delivery: newDelivery };
       await db
         .update(aggregatorQueries)
-        .set({ status: 'completed', result, completedAt })
+        .set({ status: answer.status, result, completedAt })
         .where(and(eq(aggregatorQueries.id, input.queryId), eq(aggregatorQueries.status, 'running')));
       return { records, newDelivery };
     },
@@ -131,6 +146,7 @@ function completionDelivery(
       patientReference: patient.id === 'requested' ? null : `Patient/${patient.id}`,
       answerPath: aggregatorQueryPath(input.queryId),
       completedAt: completedAt.toISOString(),
+      status: answer.status,
       records,
       sources: answer.sources,
     }) as unknown as WebhookEnvelope['resource'],

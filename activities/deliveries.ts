@@ -1,13 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq } from 'drizzle-orm';
 import { Agent, fetch } from 'undici';
 import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
-import { connections, type Delivery, deliveries, deliveryAttempts, organizations, reliabilityProfiles } from '../drizzle/schema';
+import {
+  connections,
+  type Delivery,
+  type DeliveryAttempt,
+  deliveries,
+  deliveryAttempts,
+  organizations,
+  reliabilityProfiles,
+} from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import { asFhirJson } from '../fhir/resource-json';
-import { type Database, retryWhileUnavailable } from '../platform/database';
+import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -27,7 +37,12 @@ export interface AttemptResult {
   responseStatus: number | null;
   /** A 429's Retry-After, which the next attempt must wait at least. */
   retryAfterMs: number | null;
+  /** Set when the attempt could not be prepared or recorded for good: the delivery ends as failed (the attempt's error says why). */
+  final?: true;
 }
+
+/** What an attempt's record gets once the receiver has answered (or its intent is resolved). */
+type StorableOutcome = Pick<DeliveryAttempt, 'outcome' | 'durationMs' | 'responseStatus' | 'responseBody' | 'retryAfterMs' | 'error'>;
 
 interface WebhookTarget {
   url: string | null;
@@ -36,6 +51,14 @@ interface WebhookTarget {
 }
 
 const RESPONSE_BODY_LIMIT = 2048;
+/**
+ * The longest wait a receiver's Retry-After can ask for. Longer ones (`Retry-After: 99999999999`) are
+ * shortened to it: the value must fit its column (32-bit milliseconds, about 24.8 days) and a delivery
+ * should not sleep for years.
+ */
+export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+/** How often an attempt tells Temporal its worker is alive; its heartbeat timeout (workflows/delivery) is a few of these. */
+const HEARTBEAT_EVERY_MS = 1_000;
 /** How long an attempt waits for the database to record it; within the attempt activity's 2 minutes. */
 const RECORD_ATTEMPT_WITHIN_MS = 60_000;
 
@@ -49,7 +72,12 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
   async function loadAttemptContext(deliveryId: string, attemptNumber: number) {
     const [row] = await db
       .select({
-        recorded: { outcome: deliveryAttempts.outcome, responseStatus: deliveryAttempts.responseStatus, retryAfterMs: deliveryAttempts.retryAfterMs },
+        recorded: {
+          id: deliveryAttempts.id,
+          outcome: deliveryAttempts.outcome,
+          responseStatus: deliveryAttempts.responseStatus,
+          retryAfterMs: deliveryAttempts.retryAfterMs,
+        },
         envelopeBody: deliveries.envelopeBody,
         organizationUrl: organizations.webhookUrl,
         organizationSecret: organizations.webhookSecret,
@@ -70,39 +98,119 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       source: row.connectionUrl ? 'connection' : 'organization',
     };
     const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
-    const attempt = row.recorded;
-    const recorded: AttemptResult | null = attempt?.outcome
-      ? { outcome: attempt.outcome, responseStatus: attempt.responseStatus, retryAfterMs: attempt.retryAfterMs }
-      : null;
+    const recorded = row.recorded?.id ? row.recorded : null;
     return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile };
+  }
+
+  /**
+   * Stores an attempt's outcome over its intent (only while it is still `sending`: a retried activity
+   * may have resolved it as `unknown` meanwhile) and answers what the log holds. A value the database
+   * refuses for good (not an outage) is stored without the receiver's text, saying why, and ends the
+   * delivery: the receiver is never sent the same attempt again because its answer could not be kept.
+   */
+  async function recordOutcome(attemptId: string, outcome: StorableOutcome): Promise<AttemptResult> {
+    const write = (values: StorableOutcome) =>
+      retryWhileUnavailable(
+        () =>
+          db
+            .update(deliveryAttempts)
+            .set(values)
+            .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending'))),
+        RECORD_ATTEMPT_WITHIN_MS,
+      );
+    let final = false;
+    try {
+      await write(storable(outcome));
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      final = true;
+      await write({
+        ...storable(outcome),
+        responseBody: null,
+        error: `${outcome.error ?? 'The receiver answered.'} The answer could not be recorded (${databaseReason(error)}), so the delivery is stopped.`,
+      });
+    }
+    const [stored] = await db
+      .select({ outcome: deliveryAttempts.outcome, responseStatus: deliveryAttempts.responseStatus, retryAfterMs: deliveryAttempts.retryAfterMs })
+      .from(deliveryAttempts)
+      .where(eq(deliveryAttempts.id, attemptId));
+    return { ...asResult(stored!), ...(final ? { final } : {}) };
+  }
+
+  /**
+   * An intent left `sending` by an activity that stopped (its worker died) before recording the
+   * answer: whether the receiver got it is unknown. Resolved once; the attempt counts as failed.
+   */
+  async function resolveUnknown(attemptId: string): Promise<AttemptResult> {
+    return recordOutcome(attemptId, {
+      outcome: 'unknown',
+      durationMs: null,
+      responseStatus: null,
+      responseBody: null,
+      retryAfterMs: null,
+      error: 'The worker making this attempt stopped before recording its answer: the receiver may or may not have received it.',
+    });
+  }
+
+  /**
+   * A step before the POST that fails for good (not an outage): the attempt is recorded as failed with
+   * the reason, nothing is sent, and the delivery ends. Thrown to the workflow, which ends it, when
+   * even that record cannot be made (the delivery's row itself could not be written).
+   */
+  async function refuseAttempt(
+    input: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger },
+    error: unknown,
+  ): Promise<AttemptResult> {
+    const reason = `This attempt was not sent: the delivery could not be prepared (${databaseReason(error)}). The delivery is stopped.`;
+    try {
+      await db
+        .insert(deliveryAttempts)
+        .values({
+          id: newId('att'),
+          deliveryId: input.deliveryId,
+          number: input.attemptNumber,
+          trigger: input.trigger,
+          startedAt: new Date(),
+          durationMs: 0,
+          outcome: 'failed',
+          error: reason,
+        })
+        .onConflictDoNothing();
+    } catch (recordError) {
+      if (isDatabaseUnavailable(recordError)) throw recordError;
+      throw ApplicationFailure.nonRetryable(reason, 'DeliveryNotRecordable');
+    }
+    return { outcome: 'failed', responseStatus: null, retryAfterMs: null, final: true };
   }
 
   return {
     /**
-     * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own; an
-     * attempt already recorded (the activity retried after a crash) is answered from its record. The
-     * first attempt of a new delivery records the delivery first (once, whoever comes first: see
-     * recordNewDelivery).
+     * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own. The
+     * attempt records its intent (`sending`) before the POST and its outcome after, so the log holds
+     * every send: an activity retried after a crash finds the intent and resolves it as `unknown`
+     * instead of sending again, and one retried after the record answers from it. The first attempt
+     * of a new delivery records the delivery first (once, whoever comes first: see recordNewDelivery).
+     * It heartbeats, so an attempt whose worker died is retried within seconds, not at its timeout.
      */
     async attemptDelivery(input: {
       deliveryId: string;
       attemptNumber: number;
       trigger: AttemptTrigger;
-      newDelivery?: NewDelivery;
+      newDelivery?: CarriedDelivery;
     }): Promise<AttemptResult> {
-      if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
-      const { recorded, envelopeBody, target, chaosProfile } = await loadAttemptContext(input.deliveryId, input.attemptNumber);
-      if (recorded) return recorded;
-
-      const startedAt = new Date();
-      const chaos = pickChaos(chaosProfile, input.attemptNumber);
-      const exchange = await exchangeWithReceiver(target, input.deliveryId, envelopeBody, chaos, { allowPrivateTargets, timeoutMs, resolveHost });
-
-      const durationMs = Date.now() - startedAt.getTime();
-      // The receiver has been called: losing this record would make a retried activity call it again.
-      await retryWhileUnavailable(
-        () =>
-          db
+      return whileHeartbeating(async () => {
+        let prepared: Awaited<ReturnType<typeof loadAttemptContext>>;
+        let attemptId: string;
+        const startedAt = new Date();
+        const chaos = { effect: null as ChaosEffect | null };
+        try {
+          if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
+          prepared = await loadAttemptContext(input.deliveryId, input.attemptNumber);
+          if (prepared.recorded?.outcome === 'sending') return resolveUnknown(prepared.recorded.id);
+          if (prepared.recorded) return asResult(prepared.recorded);
+          chaos.effect = pickChaos(prepared.chaosProfile, input.attemptNumber);
+          // The intent, before anything is sent: a worker dying after the POST still leaves the send in the log.
+          const [intent] = await db
             .insert(deliveryAttempts)
             .values({
               id: newId('att'),
@@ -110,24 +218,43 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
               number: input.attemptNumber,
               trigger: input.trigger,
               startedAt,
-              durationMs,
-              targetUrl: target.url,
-              targetSource: target.url ? target.source : null,
-              outcome: exchange.outcome,
-              responseStatus: exchange.responseStatus,
-              responseBody: exchange.responseBody,
-              retryAfterMs: exchange.retryAfterMs,
-              error: exchange.error,
-              chaos: chaos?.mode ?? null,
+              durationMs: null,
+              targetUrl: prepared.target.url,
+              targetSource: prepared.target.url ? prepared.target.source : null,
+              outcome: 'sending',
+              chaos: chaos.effect?.mode ?? null,
             })
-            .onConflictDoNothing(),
-        RECORD_ATTEMPT_WITHIN_MS,
-      );
-      return { outcome: exchange.outcome, responseStatus: exchange.responseStatus, retryAfterMs: exchange.retryAfterMs };
+            .onConflictDoNothing()
+            .returning({ id: deliveryAttempts.id });
+          if (!intent) {
+            // An execution Temporal gave up on (its heartbeat late) wrote the intent meanwhile: never send twice.
+            const again = await loadAttemptContext(input.deliveryId, input.attemptNumber);
+            return again.recorded?.outcome === 'sending' ? resolveUnknown(again.recorded.id) : asResult(again.recorded!);
+          }
+          attemptId = intent.id;
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) throw error;
+          return refuseAttempt(input, error);
+        }
+
+        const exchange = await exchangeWithReceiver(prepared.target, input.deliveryId, prepared.envelopeBody, chaos.effect, {
+          allowPrivateTargets,
+          timeoutMs,
+          resolveHost,
+        });
+        return recordOutcome(attemptId, {
+          outcome: exchange.outcome,
+          durationMs: Date.now() - startedAt.getTime(),
+          responseStatus: exchange.responseStatus,
+          responseBody: exchange.responseBody,
+          retryAfterMs: exchange.retryAfterMs,
+          error: exchange.error,
+        });
+      });
     },
 
     /** The step that recorded a new delivery before its first attempt, in runs begun before the attempt did it. */
-    async recordNewDelivery(delivery: NewDelivery): Promise<void> {
+    async recordNewDelivery(delivery: CarriedDelivery): Promise<void> {
       await recordNewDelivery(db, delivery);
     },
 
@@ -329,4 +456,41 @@ function asNewDelivery(delivery: Delivery): NewDelivery {
     hl7ControlId: delivery.hl7ControlId,
     sourceDeliveryId: delivery.sourceDeliveryId,
   };
+}
+
+/** The one place a receiver's answer is made storable: NUL replaced (storableText), Retry-After clamped to MAX_RETRY_AFTER_MS. */
+function storable(outcome: StorableOutcome): StorableOutcome {
+  return {
+    ...outcome,
+    responseBody: storableText(outcome.responseBody),
+    error: storableText(outcome.error),
+    retryAfterMs: outcome.retryAfterMs === null ? null : Math.min(Math.max(0, Math.round(outcome.retryAfterMs)), MAX_RETRY_AFTER_MS),
+  };
+}
+
+function asResult(recorded: Pick<DeliveryAttempt, 'outcome' | 'responseStatus' | 'retryAfterMs'>): AttemptResult {
+  return { outcome: recorded.outcome, responseStatus: recorded.responseStatus, retryAfterMs: recorded.retryAfterMs };
+}
+
+/** A database error as an attempt's record says it: the driver's message, without the query's parameters. */
+function databaseReason(error: unknown): string {
+  const message = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+  return storableText(message).slice(0, 300);
+}
+
+/** Runs `work` heartbeating every HEARTBEAT_EVERY_MS when it runs as an activity (tests call activities directly too). */
+async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
+  context.heartbeat();
+  const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(beat);
+  }
 }

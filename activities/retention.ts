@@ -1,6 +1,6 @@
 import { and, asc, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens } from '../drizzle/schema';
+import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
 import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../workflows/retention/contract';
@@ -55,9 +55,16 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       const gone = await db.delete(smartTokens).where(inArray(smartTokens.id, batch)).returning({ id: smartTokens.id });
       return { rows: gone.length, attempts: 0 };
     },
-    // Finished deliveries only: one still waiting on a retry keeps its record.
+    // Finished deliveries only: one still waiting on a retry keeps its record. A claim check's staged
+    // envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
     deliveries: (cutoff, batchSize) =>
       db.transaction(async (tx) => {
+        const orphans = tx
+          .select({ deliveryId: stagedEnvelopes.deliveryId })
+          .from(stagedEnvelopes)
+          .where(lt(stagedEnvelopes.createdAt, cutoff))
+          .limit(batchSize);
+        await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
         const batch = await tx
           .select({ id: deliveries.id })
           .from(deliveries)

@@ -16,6 +16,7 @@ import { fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
+import { refuseDeepJson } from './http/body-depth';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
 import { docsRouter } from './http/docs';
 import { idempotency } from './http/idempotency';
@@ -63,7 +64,7 @@ export interface ApiDependencies {
 export function createApp(deps: ApiDependencies): Express {
   const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
-  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen });
+  const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen, canFilter: canEvaluate });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });
   const routes: AnyRoute[] = [
     ...healthRoutes(deps),
@@ -86,7 +87,7 @@ export function createApp(deps: ApiDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext(deps.logger));
-  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
@@ -95,13 +96,11 @@ export function createApp(deps: ApiDependencies): Express {
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
   app.use(smartDiscoveryRouter({ urls, tokens }));
   app.use(oauthRouter({ ...deps, flow, tokens }));
-  app.use(fhirRouter({ ...deps, tokens, urls }));
+  const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
+  app.use(fhirRouter({ ...deps, tokens, urls, apiKey }));
 
   const router = express.Router();
-  mountRoutes(router, routes, {
-    apiKey: [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)],
-    creatingWork: [idempotency(deps.db)],
-  });
+  mountRoutes(router, routes, { apiKey, creatingWork: [idempotency(deps.db)] });
   app.use(router);
 
   app.use((req) => {

@@ -73,7 +73,7 @@ export const domains: readonly DomainDefinition[] = [
     category: 'admin_revenue',
     description: 'Coverage checks before care: is the member covered on the date of service, and what will they pay.',
     standards: ['X12 270/271', 'FHIR R4 CoverageEligibilityRequest, CoverageEligibilityResponse'],
-    resourceTypes: ['Coverage', 'CoverageEligibilityRequest', 'CoverageEligibilityResponse'],
+    resourceTypes: ['Coverage', 'CoverageEligibilityRequest', 'CoverageEligibilityResponse', 'Bundle'],
   },
   {
     id: 'prior_auth',
@@ -89,7 +89,7 @@ export const domains: readonly DomainDefinition[] = [
     category: 'admin_revenue',
     description: 'Charges posted for visits, professional claims and their adjudication, line by line, with CARC reasons for what was not paid.',
     standards: ['HL7 v2 DFT^P03', 'X12 837P', 'CARC', 'FHIR R4 ChargeItem, Claim, ClaimResponse, ExplanationOfBenefit'],
-    resourceTypes: ['ChargeItem', 'Claim', 'ClaimResponse', 'ExplanationOfBenefit'],
+    resourceTypes: ['ChargeItem', 'Claim', 'ClaimResponse', 'ExplanationOfBenefit', 'Bundle'],
   },
   {
     id: 'remittance',

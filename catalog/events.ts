@@ -1,7 +1,20 @@
-import type { AuditEvent, ChargeItem, Claim, ClaimResponse, Encounter, FhirResource, PaymentReconciliation } from 'fhir/r4';
+import type {
+  AuditEvent,
+  Bundle,
+  ChargeItem,
+  Claim,
+  ClaimResponse,
+  CoverageEligibilityResponse,
+  Encounter,
+  ExplanationOfBenefit,
+  FhirResource,
+  PaymentReconciliation,
+  Reference,
+} from 'fhir/r4';
+import { moreInformationRequest, priorAuthDecision, reviewActionOf } from '../claims/prior-authorization';
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
-import { SYNTHETIC_META } from '../fixtures/synthetic';
+import { SANDBOX_SYSTEM, SYNTHETIC_META } from '../fixtures/synthetic';
 import { queryCompletedTask } from '../interop/aggregator/completed-event';
 import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -10,6 +23,8 @@ import { exhaustedReport } from '../webhooks/exhausted-report';
  * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).
  * Every mock event, HL7 mapping and scenario step names its event from here, and each event carries
  * a sample FHIR R4 resource for its envelope, taken from the synthetic world so its references resolve.
+ * The sample is the event's shape: every emitter of an event sends the same resource type (for a
+ * Bundle, the same Bundle type and entry types), checked by test/sandbox/event-shapes.test.ts.
  */
 export interface EventDefinition {
   name: string;
@@ -78,19 +93,43 @@ function transferredFromEmergency(encounter: Encounter, store: FhirStore): void 
   ];
 }
 
+/** The same request while pended (PAS: outcome `complete`, review action A4), with the payer's request for the radiograph report. */
 function pendedForDocumentation(response: ClaimResponse): void {
-  response.outcome = 'queued';
-  response.disposition = 'Pended: additional documentation requested';
-  delete response.preAuthRef;
-  delete response.preAuthPeriod;
-  response.processNote = [
-    { number: 1, type: 'display', text: 'Send the report of plain radiographs of the same site taken within the last 6 months.' },
-  ];
+  const missing = 'Report of plain radiographs of the same site taken within the last 6 months';
+  const identifier = response.identifier![0]!;
+  const pended = priorAuthDecision({
+    id: response.id!,
+    meta: SYNTHETIC_META,
+    identifier: { system: identifier.system!, value: `${identifier.value}-P` },
+    created: response.created,
+    patient: response.patient,
+    insurer: response.insurer,
+    requestor: response.requestor!,
+    request: response.request!,
+    unitCharge: response.item![0]!.adjudication[0]!.amount!.value!,
+    action: 'A4',
+    disposition: 'Pended: additional documentation requested',
+    note: `Send: ${missing}`,
+    moreInformation: moreInformationRequest({
+      identifier: { system: SANDBOX_SYSTEM.attachmentRequest, value: `${identifier.value}-RFI` },
+      meta: SYNTHETIC_META,
+      authoredOn: response.created,
+      patient: response.patient,
+      request: response.request!,
+      payer: response.insurer,
+      provider: response.requestor!,
+      missing,
+      imagingReport: true,
+    }),
+  });
+  for (const field of Object.keys(response) as (keyof ClaimResponse)[]) delete response[field];
+  Object.assign(response, pended);
 }
 
-/** The claim acknowledgement (277CA) before adjudication: accepted, nothing decided yet. */
+/** The claim acknowledgement (277CA) before adjudication: accepted, nothing decided yet, its own identifier. */
 function acknowledgedOnly(response: ClaimResponse): void {
   response.outcome = 'queued';
+  response.identifier = response.identifier?.map((identifier) => ({ ...identifier, value: identifier.value?.replace(/-R$/, '-ACK') }));
   response.disposition = 'Accepted for adjudication (277CA A2)';
   for (const field of ['item', 'total', 'payment', 'processNote', 'adjudication'] as const) delete response[field];
 }
@@ -136,6 +175,47 @@ function chargeOfFirstVisit(store: FhirStore): ChargeItem {
     ...(line.quantity ? { quantity: line.quantity } : {}),
     ...(line.net ? { priceOverride: line.net } : {}),
   };
+}
+
+/** Resources that travel together in one envelope (CONVENTIONS.md, Webhooks): a `collection` Bundle. */
+function collection(id: string, timestamp: string | undefined, resources: FhirResource[]): Bundle {
+  return {
+    resourceType: 'Bundle',
+    id,
+    meta: SYNTHETIC_META,
+    type: 'collection',
+    ...(timestamp ? { timestamp } : {}),
+    entry: resources.map((resource) => ({ fullUrl: `https://sandbox.example/fhir/${resource.resourceType}/${resource.id}`, resource })),
+  };
+}
+
+/** The world resource a reference names, copied; the fixtures always hold it. */
+function referenced(store: FhirStore, reference: Reference | undefined): FhirResource {
+  const [type, id] = (reference?.reference ?? '').split('/');
+  const resource = type && id ? store.read(type, id) : undefined;
+  if (!resource) throw new Error(`The fixtures hold no ${reference?.reference}; regenerate them with npm run fixtures`);
+  return structuredClone(resource);
+}
+
+const showcaseEligibilityResponse = fromWorld('CoverageEligibilityResponse', ofShowcase);
+
+/** The 270/271 exchange: the CoverageEligibilityRequest and the payer's CoverageEligibilityResponse. */
+function eligibilityExchange(store: FhirStore): Bundle {
+  const response = showcaseEligibilityResponse(store) as CoverageEligibilityResponse;
+  return collection(`syn-eligibility-${response.id}`, response.created, [referenced(store, response.request), response]);
+}
+
+const showcaseAdjudication = fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim');
+
+/** The adjudication of a claim: the payer's ClaimResponse and the member's ExplanationOfBenefit for it. */
+function claimAdjudication(store: FhirStore): Bundle {
+  const response = showcaseAdjudication(store) as ClaimResponse;
+  const explanation = (store.listForPatient('ExplanationOfBenefit', SHOWCASE_PATIENT) as ExplanationOfBenefit[]).find(
+    (candidate) => candidate.claimResponse?.reference === `ClaimResponse/${response.id}`,
+  );
+  if (!explanation)
+    throw new Error(`The fixtures hold no ExplanationOfBenefit for ClaimResponse/${response.id}; regenerate them with npm run fixtures`);
+  return collection(`syn-adjudication-${response.id}`, response.created, [response, structuredClone(explanation)]);
 }
 
 const showcasePatient = (store: FhirStore) => structuredClone(store.read('Patient', SHOWCASE_PATIENT)!);
@@ -259,8 +339,9 @@ const definitions: EventDefinition[] = [
   {
     name: 'eligibility.check.completed',
     domain: 'eligibility',
-    description: 'An eligibility check (270/271) returned.',
-    sampleResource: fromWorld('CoverageEligibilityResponse', ofShowcase),
+    description:
+      'An eligibility check (270/271) returned: a collection Bundle of the CoverageEligibilityRequest and its CoverageEligibilityResponse.',
+    sampleResource: eligibilityExchange,
   },
   {
     name: 'prior_auth.request.submitted',
@@ -272,19 +353,23 @@ const definitions: EventDefinition[] = [
     name: 'prior_auth.request.pended',
     domain: 'prior_auth',
     description: 'The payer pended a prior authorization for more information.',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response), pendedForDocumentation),
+    sampleResource: fromWorld(
+      'ClaimResponse',
+      (response) => ofShowcase(response) && isPriorAuth(response) && reviewActionOf(response) === 'A1',
+      pendedForDocumentation,
+    ),
   },
   {
     name: 'prior_auth.request.approved',
     domain: 'prior_auth',
     description: 'The payer approved a prior authorization.',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response) && response.preAuthRef !== undefined),
+    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && isPriorAuth(response) && reviewActionOf(response) === 'A1'),
   },
   {
     name: 'prior_auth.request.denied',
     domain: 'prior_auth',
     description: 'The payer denied a prior authorization.',
-    sampleResource: fromWorld('ClaimResponse', (response) => isPriorAuth(response) && response.disposition?.startsWith('Denied') === true),
+    sampleResource: fromWorld('ClaimResponse', (response) => isPriorAuth(response) && reviewActionOf(response) === 'A3'),
   },
   {
     name: 'claims.claim.submitted',
@@ -301,8 +386,8 @@ const definitions: EventDefinition[] = [
   {
     name: 'claims.claim.adjudicated',
     domain: 'claims',
-    description: 'The payer adjudicated a claim (835 line detail).',
-    sampleResource: fromWorld('ClaimResponse', (response) => ofShowcase(response) && response.use === 'claim'),
+    description: 'The payer adjudicated a claim (835 line detail): a collection Bundle of the ClaimResponse and the ExplanationOfBenefit for it.',
+    sampleResource: claimAdjudication,
   },
   {
     name: 'claims.charge.posted',
@@ -332,6 +417,7 @@ const definitions: EventDefinition[] = [
         patientReference: `Patient/${SHOWCASE_PATIENT}`,
         answerPath: '/v1/sandbox/aggregator/queries/aq_01jd8x3m0ae8v9q2w1f4k7t5zr',
         completedAt: '2026-01-01T00:00:02Z',
+        status: 'partial',
         records: 164,
         sources: [
           { source: 'hospital', status: 'ok' },

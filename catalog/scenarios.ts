@@ -76,7 +76,7 @@ export const scenarios: readonly ScenarioDefinition[] = [
   {
     id: 'prior_auth_denied',
     name: 'Prior authorization denied for medical necessity',
-    description: 'A lumbar MRI is requested without documented conservative therapy; the payer denies it (CARC 50).',
+    description: 'A lumbar MRI is requested without documented conservative therapy; the payer denies it (X12 278 A3, not certified).',
     steps: [
       {
         id: 'order_placed',

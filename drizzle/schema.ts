@@ -154,6 +154,25 @@ export const deliveries = pgTable(
   ],
 );
 
+/**
+ * Claim checks for envelopes too large for a delivery workflow's input (Temporal refuses payloads
+ * over 2 MB): the trigger stores the envelope here under the delivery's id before starting the
+ * workflow, which carries only that id. Recording the delivery row moves the envelope into it, so at
+ * rest it is stored once; a row left here is a start that never happened (webhooks/claim-check.ts).
+ */
+export const stagedEnvelopes = pgTable(
+  'staged_envelopes',
+  {
+    deliveryId: text('delivery_id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    envelopeBody: text('envelope_body').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('staged_envelopes_created_at_idx').on(table.createdAt)],
+);
+
 /** Every attempt of a delivery, as CONVENTIONS.md lists: number, time, duration, response, error, chaos. */
 export const deliveryAttempts = pgTable(
   'delivery_attempts',
@@ -165,7 +184,8 @@ export const deliveryAttempts = pgTable(
     number: integer('number').notNull(),
     trigger: text('trigger', { enum: ATTEMPT_TRIGGERS }).notNull(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
-    durationMs: integer('duration_ms').notNull(),
+    /** Null while the attempt is `sending`, and when its outcome is `unknown`. */
+    durationMs: integer('duration_ms'),
     targetUrl: text('target_url'),
     targetSource: text('target_source', { enum: TARGET_SOURCES }),
     outcome: text('outcome', { enum: ATTEMPT_OUTCOMES }).notNull(),

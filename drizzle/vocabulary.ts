@@ -19,8 +19,12 @@ export function isTerminal(status: DeliveryStatusValue): boolean {
 export const ATTEMPT_TRIGGERS = ['initial', 'retry', 'replay'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
-/** How an attempt ended: `gone` is a 410, which stops the delivery at once. */
-export const ATTEMPT_OUTCOMES = ['succeeded', 'failed', 'gone'] as const;
+/**
+ * How an attempt ended: `gone` is a 410, which stops the delivery at once. `sending` is the intent an
+ * attempt records before it sends; `unknown` is such an intent whose worker stopped before recording
+ * the answer, so whether the receiver got it is not known (it counts as a failed attempt).
+ */
+export const ATTEMPT_OUTCOMES = ['succeeded', 'failed', 'gone', 'unknown', 'sending'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 /** Which tier the attempt's URL came from: the connection's override or the organization default. */
@@ -31,8 +35,12 @@ export type TargetSource = (typeof TARGET_SOURCES)[number];
 export const CHAOS_MODES = ['transient_503', 'slow', 'rate_limit'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
-/** An aggregator query runs until its workflow has merged every source's answer (README, "Aggregator query"). */
-export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed'] as const;
+/**
+ * An aggregator query runs until its workflow has merged every source's answer, then says how that
+ * went (README, "Aggregator query"): `completed` when every source answered, `partial` when some
+ * failed or timed out, `failed` when none answered.
+ */
+export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;
 export type AggregatorQueryStatus = (typeof AGGREGATOR_QUERY_STATUSES)[number];
 
 /** Scenario run states: `running` until every step is done (`completed`), or `cancelled`, or `failed` (an error stopped it). */

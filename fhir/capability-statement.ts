@@ -30,6 +30,17 @@ export function capabilityStatement(options: {
       })),
       { name: '_count', type: 'number', documentation: 'Page size, 0 to 200 (default 50)' },
     ],
+    ...(type === 'Patient'
+      ? {
+          operation: [
+            {
+              name: 'match',
+              definition: 'http://hl7.org/fhir/OperationDefinition/Patient-match',
+              documentation: 'IHE PDQm ITI-119 over the master patient index; needs a user- or system-level Patient search scope, or an API key',
+            },
+          ],
+        }
+      : {}),
   }));
   return {
     resourceType: 'CapabilityStatement',

@@ -1,6 +1,5 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import { asFhirJson } from '../fhir/resource-json';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
@@ -12,8 +11,9 @@ import { ackModeOf, acknowledgementsFor, buildCommitAck, type CommitCode } from 
 import { batchAck, isBatchOrStream, splitStream } from './batch';
 import { authenticateMllpToken, type MllpSender } from './credentials';
 import { readMsh, withoutMsh8 } from './header';
-import { type Hl7Outcome, processHl7 } from './process';
-import { type ProcessedHl7, summarize } from './process-pool';
+import { processHl7OffLoop } from './off-loop';
+import type { PortableHl7Outcome } from './portable-outcome';
+import { processHl7 } from './process';
 import { ERROR_CONDITION, type Hl7Problem } from './validate';
 
 /**
@@ -37,42 +37,35 @@ export interface Hl7Recipient {
   environment: string;
 }
 
-type Accepted = Extract<Hl7Outcome, { kind: 'acknowledged' }> & { bundle: NonNullable<Extract<Hl7Outcome, { kind: 'acknowledged' }>['bundle']> };
+type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
+type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'trigger'>>;
 
-export function isAccepted(outcome: Hl7Outcome): outcome is Accepted {
-  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundle !== undefined;
+export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
+  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
 }
 
 /** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
-  return planHl7DeliveryOfJson(recipient, {
-    event: outcome.trigger!.event,
-    controlId: outcome.controlId,
-    bundleJson: JSON.stringify(asFhirJson(outcome.bundle)),
-  });
-}
-
-/** The same, from a Bundle already serialized (a worker thread's answer): the envelope is written around it, not re-parsed. */
-export function planHl7DeliveryOfJson(recipient: Hl7Recipient, accepted: NonNullable<ProcessedHl7['accepted']>): NewDelivery {
-  const envelope: Omit<WebhookEnvelope, 'resource'> = {
+  const head: Omit<WebhookEnvelope, 'resource'> = {
     id: newId('evt'),
-    event: accepted.event,
+    event: outcome.trigger.event,
     connection_id: recipient.connectionId,
     environment: recipient.environment,
     occurred_at: new Date().toISOString(),
   };
-  // `resource` is the envelope's last member (CONVENTIONS.md, Webhooks), so it is spliced in at the end.
-  const envelopeBody = `${JSON.stringify(envelope).slice(0, -1)},"resource":${accepted.bundleJson}}`;
+  // The Bundle comes as JSON text (hl7/off-loop.ts): spliced in as the last member, the envelope is what
+  // JSON.stringify would write, without serializing several MiB again on the event loop.
+  const envelopeBody = `${JSON.stringify(head).slice(0, -1)},"resource":${outcome.bundleJson}}`;
   return {
     id: newId('dlv'),
     organizationId: recipient.organizationId,
     connectionId: recipient.connectionId,
     scenarioId: null,
-    event: envelope.event,
+    event: head.event,
     environment: recipient.environment,
     envelopeBody,
-    createdAt: envelope.occurred_at,
-    hl7ControlId: accepted.controlId,
+    createdAt: head.occurred_at,
+    hl7ControlId: outcome.controlId,
   };
 }
 
@@ -81,13 +74,9 @@ export function planHl7DeliveryOfJson(recipient: Hl7Recipient, accepted: NonNull
  * api/http/accepted-work.ts) and returns the delivery's id. Once started, the delivery is accepted
  * even if recording its row here fails: the workflow records it too.
  */
-export async function deliverHl7(
-  deps: Hl7DeliveryDependencies,
-  recipient: Hl7Recipient,
-  accepted: NonNullable<ProcessedHl7['accepted']>,
-): Promise<string> {
-  const delivery = planHl7DeliveryOfJson(recipient, accepted);
-  await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
+  const delivery = planHl7Delivery(recipient, outcome);
+  await startDelivery(deps, delivery, deps.retryScheduleMs);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return delivery.id;
 }
@@ -113,11 +102,6 @@ export async function findRecipientByIdentity(
   return row;
 }
 
-export interface MllpHandlerDependencies extends Hl7DeliveryDependencies {
-  /** Parses, checks and maps a message (off the event loop for large ones); default: on the calling thread. */
-  process?: (text: string) => Promise<ProcessedHl7>;
-}
-
 const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
 const NO_TOKEN =
   'MSH-8 (Security) must carry the MLLP token of the connection the message is for; PUT /v1/sandbox/hl7/identities/{connection_id} issues it';
@@ -130,9 +114,7 @@ const NO_TOKEN =
  * for that connection, and its MSH-5/MSH-6 must name that connection's identity. Acknowledgements
  * follow MSH-15/MSH-16 (hl7/ack-mode.ts).
  */
-export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
-  const processMessage = deps.process ?? (async (text: string) => summarize(processHl7(text)));
-
+export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
   async function acknowledge(text: string, batchToken: string): Promise<string[]> {
     const msh = readMsh(text);
     // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
@@ -171,15 +153,15 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
       );
     }
 
-    let outcome: ProcessedHl7;
+    let outcome: PortableHl7Outcome;
     try {
-      outcome = await processMessage(withoutMsh8(text));
+      outcome = await processHl7OffLoop(withoutMsh8(text));
     } catch (error) {
       deps.onError?.(error);
       return refuse('CE', 1, 'The message could not be processed now; send it again shortly');
     }
     const application = { er7: outcome.ack.er7, success: outcome.ack.code === 'AA' };
-    if (!outcome.accepted) {
+    if (!isAccepted(outcome)) {
       // A message refused as a whole (AR) is not committed; one with content errors is, and then answered AE.
       const commit: CommitCode = outcome.ack.code === 'AR' ? 'CR' : 'CA';
       const error = outcome.ack.errors[0];
@@ -192,7 +174,7 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
     }
     // A database or Temporal outage, at the start, is a CE (or, in original mode, an AE): send again, not a dropped connection.
     try {
-      const deliveryId = await deliverHl7(deps, sender, outcome.accepted);
+      const deliveryId = await deliverHl7(deps, sender, outcome);
       const accepted = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
       return acknowledgementsFor(mode, {
         commit: { code: 'CA', er7: buildCommitAck('CA', addressee) },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, RETRY_SCHEDULE_PATTERN } from './retry-schedule';
 import { API_KEY_PATTERN } from './secrets';
+import { trimTrailing } from './text';
 
 /** How long an API call to Temporal may take (TEMPORAL_CALL_TIMEOUT_MS): a restart must not hang requests. */
 export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
@@ -42,7 +43,7 @@ const httpUrl = z
   .string()
   .url('expected an absolute http(s) URL')
   .regex(/^https?:\/\//, 'expected an absolute http(s) URL')
-  .transform((value) => value.replace(/\/+$/, ''));
+  .transform((value) => trimTrailing(value, '/'));
 
 const retrySchedule = z
   .string()

@@ -11,6 +11,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../drizzle/schema';
+import { createWatchedListener } from './listener';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -29,7 +30,11 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<void>;
+/** `onDrop`: listening has just been lost (the connection closed or stopped answering); `onListen` follows once it is back. */
+export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void, onDrop?: () => void) => Promise<void>;
+
+/** How the LISTEN connection is watched (platform/listener.ts): a heartbeat each second, a retry every quarter second while down. */
+const LISTENER_WATCH = { heartbeatMs: 1_000, retryMs: 250 } as const;
 
 const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -42,22 +47,50 @@ const MIGRATION_LOCK_ID = 727_001;
  * failure escapes as an unhandled rejection, which ends the process (porsager/postgres#1192, open):
  * a database outage must give 503s, not a crash. No column or parameter of ours is a Postgres array.
  */
-const CLIENT_OPTIONS = { onnotice: () => {}, connect_timeout: 10, fetch_types: false } as const;
+const CLIENT_OPTIONS = {
+  onnotice: () => {},
+  connect_timeout: 10,
+  fetch_types: false,
+  backoff: reconnectDelaySeconds,
+  // A connection idle this long is closed: one left half-open by a failover is not handed a query later.
+  idle_timeout: 60,
+} as const;
+
+/**
+ * The longest any one statement of the service may run (Postgres `statement_timeout`): a query stuck
+ * behind a lock or a runaway plan ends with 57014, answered 503 like an outage, instead of holding a
+ * request and a pooled connection without end. Migrations wait for each other, so they have none.
+ */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a connection that failed waits before connecting again, with the query it holds, in
+ * seconds. postgres.js grows it to 20 s over an outage (3^n / 100), so requests made during a
+ * Postgres restart stayed held up to 20 s after it was back. Short and capped: serving again within
+ * a second of Postgres accepting connections; jittered, so the pool does not reconnect in step.
+ */
+export function reconnectDelaySeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 0.5) * (0.75 + Math.random() / 4);
+}
 
 /** Opens the database and applies every committed migration in `drizzle/` before returning. */
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     await migratePostgresOnce(options.databaseUrl);
-    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10 });
+    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10, connection: { statement_timeout: STATEMENT_TIMEOUT_MS } });
     const db = drizzlePostgres(client, { schema });
+    const listener = createWatchedListener(options.databaseUrl, CLIENT_OPTIONS, LISTENER_WATCH);
     return {
       db: db as unknown as Database,
       kind: 'postgres',
       location: redactPassword(options.databaseUrl),
-      listen: async (channel, onNotify, onListen) => {
-        await client.listen(channel, onNotify, onListen);
+      listen: async (channel, onNotify, onListen, onDrop) => {
+        listener.subscribe(channel, { onNotify, onListen, ...(onDrop ? { onDrop } : {}) });
       },
-      close: () => client.end({ timeout: 5 }),
+      close: async () => {
+        await listener.close();
+        await client.end({ timeout: 5 });
+      },
     };
   }
   const directory = join(options.dataDir, 'pglite');
@@ -146,8 +179,8 @@ const CONNECTION_ERROR_CODES = new Set([
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
 ]);
-/** SQLSTATEs of a server shutting down, starting up or full: class 08, 57P01–57P03, 53300. */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+/** SQLSTATEs of a server shutting down, starting up or full (class 08, 57P01–57P03, 53300), or of a statement over its time limit (57014). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300|57014)$/;
 
 /**
  * Whether an error means the database cannot be reached right now (as opposed to a query that is
@@ -180,6 +213,15 @@ export async function retryWhileUnavailable<T>(work: () => Promise<T>, withinMs:
       await sleep(delayMs);
     }
   }
+}
+
+/**
+ * Text as Postgres can store it: a `text` value cannot hold NUL (U+0000), so each becomes U+FFFD, the
+ * character an undecodable byte becomes. For text from outside that is kept as it came (a receiver's
+ * answer, an HL7 field), where refusing is not an option because the work is already under way.
+ */
+export function storableText<T extends string | null | undefined>(value: T): T {
+  return (typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value) as T;
 }
 
 export async function pingDatabase(db: Database): Promise<void> {

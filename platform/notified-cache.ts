@@ -1,4 +1,4 @@
-import type { Listen } from './database';
+import { isDatabaseUnavailable, type Listen } from './database';
 
 export interface NotifiedCacheOptions<Answer, Kept extends Answer> {
   /** The channel a trigger NOTIFYs, with the row's id, on every update or delete of the rows answers are read from. */
@@ -42,6 +42,8 @@ interface Entry<Kept> {
  * change to the rows they were read from, whatever path made it, and every process LISTENing forgets
  * the answers naming that row within milliseconds. Nothing is cached until LISTEN is in place, and
  * everything is forgotten whenever it is (re)established, since notifications sent meanwhile are lost.
+ * While LISTEN is down (platform/listener.ts says so at once) every answer is asked of the database
+ * again; a remembered one is served only when the database cannot be reached at all.
  */
 export function createNotifiedCache<Answer, Kept extends Answer>(options: NotifiedCacheOptions<Answer, Kept>): NotifiedCache<Answer> {
   const entries = new Map<string, Entry<Kept>>();
@@ -54,30 +56,49 @@ export function createNotifiedCache<Answer, Kept extends Answer>(options: Notifi
   };
 
   void options
-    .listen(options.channel, forget, () => {
-      entries.clear();
-      generation += 1;
-      listening = true;
-    })
+    .listen(
+      options.channel,
+      forget,
+      () => {
+        entries.clear();
+        generation += 1;
+        listening = true;
+      },
+      () => {
+        // Notifications are missed from now on: until LISTEN is back every answer is asked again.
+        generation += 1;
+        listening = false;
+      },
+    )
     .catch(() => {
       // Without LISTEN nothing is cached: every lookup asks the database, as it would without the cache.
       listening = false;
     });
 
+  const remember = (key: string, answer: Kept) => {
+    if (entries.size >= options.maxEntries) entries.clear();
+    const until = Math.min(Date.now() + options.maxAgeMs, options.expiresAt?.(answer) ?? Number.POSITIVE_INFINITY);
+    entries.set(key, { answer, ids: options.idsOf(answer), until });
+  };
+
   return {
     async get(key) {
       const cached = entries.get(key);
-      if (cached) {
-        if (Date.now() < cached.until) return cached.answer;
-        entries.delete(key);
-      }
+      if (cached && Date.now() >= cached.until) entries.delete(key);
+      const fresh = cached && Date.now() < cached.until ? cached : undefined;
+      if (fresh && listening) return fresh.answer;
       const startedAt = generation;
-      const answer = await options.lookUp(key);
-      if (options.keeps(answer) && listening && startedAt === generation) {
-        if (entries.size >= options.maxEntries) entries.clear();
-        const until = Math.min(Date.now() + options.maxAgeMs, options.expiresAt?.(answer) ?? Number.POSITIVE_INFINITY);
-        entries.set(key, { answer, ids: options.idsOf(answer), until });
+      let answer: Answer;
+      try {
+        answer = await options.lookUp(key);
+      } catch (error) {
+        // Not listening and the database out of reach: nobody can revoke meanwhile (a revocation is a
+        // write), so the last answer read stands until the database answers again.
+        if (fresh && isDatabaseUnavailable(error)) return fresh.answer;
+        throw error;
       }
+      if (!options.keeps(answer)) entries.delete(key);
+      else if (startedAt === generation && (listening || fresh)) remember(key, answer);
       return answer;
     },
     forget,

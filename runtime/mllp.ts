@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { mllpHandler } from '../hl7/inject';
 import { createMllpServer } from '../hl7/mllp';
 import { oversizeAck } from '../hl7/process';
-import { createHl7Processor } from '../hl7/process-pool';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import type { WorkflowClient } from '../platform/workflow-client';
@@ -15,8 +14,8 @@ export interface RunningMllpListener {
 /**
  * The HL7 v2 MLLP listener (HL7_MLLP_PORT, default 2575; `off` or 0 turns it off; on
  * HL7_MLLP_HOST, loopback by default): the same pipeline as POST /v1/sandbox/hl7/inject, for the
- * connection whose MLLP token a message carries in MSH-8. Large messages are parsed and mapped in
- * worker threads, so the API keeps answering meanwhile.
+ * connection whose MLLP token a message carries in MSH-8. Large messages are parsed and mapped off
+ * the event loop (hl7/off-loop.ts), so the API keeps answering meanwhile.
  */
 export async function startMllpListener(
   deps: { config: Config; db: Database; workflows: WorkflowClient; logger: Logger },
@@ -24,13 +23,11 @@ export async function startMllpListener(
 ): Promise<RunningMllpListener | null> {
   if (port === null) return null;
   const logger = deps.logger.child({ component: 'mllp' });
-  const processor = createHl7Processor();
   const listener = createMllpServer({
     handle: mllpHandler({
       db: deps.db,
       workflows: deps.workflows,
       retryScheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE,
-      process: processor.process,
       onError: (error) => logger.error({ err: error }, 'An HL7 message over MLLP could not be processed or queued for delivery'),
     }),
     tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,
@@ -39,11 +36,5 @@ export async function startMllpListener(
     onConnectionError: (reason, peer) => logger.warn({ peer }, `MLLP connection closed: ${reason}`),
   });
   const bound = await listener.listen(port, deps.config.HL7_MLLP_HOST);
-  return {
-    port: bound,
-    close: async () => {
-      await listener.close();
-      await processor.close();
-    },
-  };
+  return { port: bound, close: listener.close };
 }

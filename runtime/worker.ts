@@ -71,6 +71,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    // A workflow task waits this long for the worker that ran the workflow last before any worker may
+    // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
+    stickyQueueScheduleToStartTimeout: '3 seconds',
   });
   const done = worker.run().finally(() => connection.close());
   return {

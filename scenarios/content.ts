@@ -4,9 +4,7 @@ import type {
   Bundle,
   Claim,
   ClaimResponse,
-  ClaimResponseItemAdjudication,
   CodeableConcept,
-  CommunicationRequest,
   Coverage,
   CoverageEligibilityRequest,
   CoverageEligibilityResponse,
@@ -14,10 +12,8 @@ import type {
   DocumentReference,
   Encounter,
   ExplanationOfBenefit,
-  Extension,
   FhirResource,
   MedicationRequest,
-  Money,
   Observation,
   Patient,
   PaymentReconciliation,
@@ -25,11 +21,32 @@ import type {
   Reference,
   ServiceRequest,
 } from 'fhir/r4';
-import { findPayerRules, type PayerRules } from '../catalog/payer-rules';
+import { findPayerRules, type PayerRules, requiresPriorAuth } from '../catalog/payer-rules';
+import {
+  type AdjudicatedClaim,
+  adjudicateClaim,
+  type ClaimKind,
+  carcKeyOf,
+  claimTypeConcept,
+  copayFor,
+  DeductibleTracker,
+  usd,
+  type VisitKind,
+} from '../claims/adjudication';
+import {
+  moreInformationRequest,
+  PLACE_OF_SERVICE_SYSTEM,
+  PLACES_OF_SERVICE,
+  priorAuthDecision,
+  priorAuthRequest,
+  REVIEW_DECISION_REASON,
+  type ReviewAction,
+} from '../claims/prior-authorization';
 import { npiFromBase } from '../fixtures/npi';
 import type { FhirStore } from '../fixtures/store';
 import { SANDBOX_SYSTEM, SYNTHETIC_TAG } from '../fixtures/synthetic';
 import { CONDITIONS, concept, DOCUMENT_TYPES, ENCOUNTER_CLASSES, LABS, MEDICATIONS, REPORTS, SYSTEM, TAXONOMIES } from '../fixtures/terminology';
+import { newlyVerifiedBundle } from '../interop/credentialing/file';
 import { simulatedOffsetsSeconds } from './clock';
 import { seededFraction } from './ids';
 import type { PlannedStep, RunPlan } from './plan';
@@ -47,18 +64,6 @@ export interface RunContent {
   stamp: string;
   simulatedStart: Date;
 }
-
-const PAS_REVIEW_ACTION = 'http://hl7.org/fhir/us/davinci-pas/StructureDefinition/extension-reviewAction';
-const PAS_REVIEW_ACTION_CODE = 'http://hl7.org/fhir/us/davinci-pas/StructureDefinition/extension-reviewActionCode';
-/** X12 306 (HCR01), the 278 review action codes. */
-const X12_REVIEW_ACTION_SYSTEM = 'https://codesystem.x12.org/005010/306';
-const REVIEW_ACTIONS = {
-  A1: 'Certified in total',
-  A3: 'Not certified',
-  A4: 'Pended',
-  A6: 'Modified',
-} as const;
-type ReviewAction = keyof typeof REVIEW_ACTIONS;
 
 /** The world's cast for scenarios: who orders, images, admits and bills (ids from the committed fixtures). */
 const CAST = {
@@ -87,10 +92,6 @@ const ORDERING_OF_SCENARIO: Record<string, 'orthopaedics' | 'hospital' | 'family
 
 function meta(versionId = '1', lastUpdated?: string) {
   return { versionId, ...(lastUpdated ? { lastUpdated } : {}), tag: [SYNTHETIC_TAG] };
-}
-
-function usd(value: number): Money {
-  return { value: Math.round(value * 100) / 100, currency: 'USD' };
 }
 
 const iso = (date: Date) => date.toISOString().replace('.000Z', 'Z');
@@ -186,6 +187,28 @@ class RunWorld {
     };
   }
 
+  /** The clinician's role (PractitionerRole) in the world, for the places that need the role rather than the person. */
+  roleOf(practitioner: Reference): Reference {
+    const role = this.content.store
+      .list('PractitionerRole')
+      .find((candidate) => (candidate as { practitioner?: Reference }).practitioner?.reference === practitioner.reference);
+    if (!role?.id) throw new Error(`The fixtures hold no PractitionerRole of ${practitioner.reference}; regenerate them with npm run fixtures`);
+    return { reference: `PractitionerRole/${role.id}`, ...(practitioner.display ? { display: practitioner.display } : {}) };
+  }
+
+  /** What kind of visit the scenario is, which decides the copay (claims/adjudication.ts). */
+  get visitKind(): VisitKind {
+    const ordering = ORDERING_OF_SCENARIO[this.plan.scenario_id] ?? 'family';
+    if (ordering === 'orthopaedics') return 'specialist';
+    if (ordering === 'hospital') return this.plan.scenario_id === 'inpatient_stay' ? 'inpatient' : 'outpatient_hospital';
+    return 'primary_care';
+  }
+
+  /** The date of the billed service: the visit, the admission, or the day the claim went out. */
+  get serviceDate(): string {
+    return dateOf(this.firstAt('patient_registered', 'admitted', 'claim_submitted'));
+  }
+
   /** The scenario's billed or requested service as a CodeableConcept. */
   serviceConcept(which: 'service' | 'second_line' = 'service'): CodeableConcept {
     const service = this.plan[which]!;
@@ -204,22 +227,6 @@ function collection(world: RunWorld, kind: string, timestamp: string, resources:
   };
 }
 
-function reviewAction(code: ReviewAction, number?: string): Extension {
-  return {
-    url: PAS_REVIEW_ACTION,
-    extension: [
-      {
-        url: PAS_REVIEW_ACTION_CODE,
-        valueCodeableConcept: concept({ system: X12_REVIEW_ACTION_SYSTEM, code, display: REVIEW_ACTIONS[code] }),
-      },
-      ...(number ? [{ url: 'number', valueString: number }] : []),
-    ],
-  };
-}
-
-const ADJUDICATION = (code: string, display: string) => concept({ system: SYSTEM.adjudication, code, display });
-const PROFESSIONAL = concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' });
-const INSTITUTIONAL = concept({ system: SYSTEM.claimType, code: 'institutional', display: 'Institutional' });
 const NORMAL_PRIORITY = concept({ system: SYSTEM.processPriority, code: 'normal', display: 'Normal' });
 
 // ---------------------------------------------------------------------------------------------
@@ -496,6 +503,14 @@ function deliveryExhausted(world: RunWorld, stepId: string): AuditEvent {
 // ---------------------------------------------------------------------------------------------
 // Eligibility
 
+const benefitType = (code: string, display: string) => concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-type', code, display });
+const IN_NETWORK = concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-network', code: 'in', display: 'In Network' });
+
+/**
+ * The 270/271 pair. The plan's cost sharing (copay for this kind of visit, deductible, coinsurance)
+ * sits on a benefit-category item, and the scenario's service, when it has one, on an item of its
+ * own: R4's ces-1 lets an item name a category or a service, never both.
+ */
 function eligibility(world: RunWorld, stepId: string): Bundle {
   const time = world.at(stepId);
   const { organization, practitioner } = world.clinic;
@@ -515,13 +530,12 @@ function eligibility(world: RunWorld, stepId: string): Bundle {
     insurance: [{ focal: true, coverage: world.coverageRef }],
     ...(world.plan.service ? { item: [{ productOrService: world.serviceConcept() }] } : {}),
   };
-  const needsAuth =
-    world.plan.service !== null && world.rules.prior_authorization.services.some((service) => service.code === world.plan.service!.code);
+  const needsAuth = world.plan.service !== null && requiresPriorAuth(world.rules, world.plan.service.code);
   const response: CoverageEligibilityResponse = {
     resourceType: 'CoverageEligibilityResponse',
     id: world.id('elig-resp'),
     meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.eligibilityTrace, value: world.id('elig').toUpperCase() }],
+    identifier: [{ system: SANDBOX_SYSTEM.eligibilityTrace, value: `${world.id('elig').toUpperCase()}-R` }],
     status: 'active',
     purpose: ['benefits'],
     patient: world.subject,
@@ -541,20 +555,14 @@ function eligibility(world: RunWorld, stepId: string): Bundle {
               code: '30',
               display: 'Health Benefit Plan Coverage',
             }),
-            ...(world.plan.service ? { productOrService: world.serviceConcept() } : {}),
-            network: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-network', code: 'in', display: 'In Network' }),
+            network: IN_NETWORK,
             benefit: [
-              {
-                type: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-type', code: 'copay', display: 'Copayment per service' }),
-                allowedMoney: usd(costSharing.specialist_copay),
-              },
-              {
-                type: concept({ system: 'http://terminology.hl7.org/CodeSystem/benefit-type', code: 'deductible', display: 'Deductible' }),
-                allowedMoney: usd(costSharing.annual_deductible),
-              },
+              { type: benefitType('copay', 'Copayment per service'), allowedMoney: usd(copayFor(world.rules, world.visitKind)) },
+              { type: benefitType('deductible', 'Deductible'), allowedMoney: usd(costSharing.annual_deductible) },
+              { type: benefitType('copay-percent', 'Copayment Percent per service'), allowedUnsignedInt: costSharing.coinsurance_percent },
             ],
-            authorizationRequired: needsAuth,
           },
+          ...(world.plan.service ? [{ productOrService: world.serviceConcept(), network: IN_NETWORK, authorizationRequired: needsAuth }] : []),
         ],
       },
     ],
@@ -563,163 +571,141 @@ function eligibility(world: RunWorld, stepId: string): Bundle {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Prior authorization (Da Vinci PAS)
+// Prior authorization (Da Vinci PAS 2.2.1, claims/prior-authorization.ts)
 
 const preAuthNumber = (world: RunWorld) =>
   `${world.rules.payer_id.replace('syn-payer-', '').slice(0, 3).toUpperCase()}-${world.id('pa').slice(-10).toUpperCase()}`;
 
-function priorAuthRequest(world: RunWorld, stepId: string): Claim {
+function priorAuthorizationRequest(world: RunWorld, stepId: string): Claim {
   const { practitioner, organization } = world.clinic;
   const service = world.plan.service!;
-  const diagnosis = service.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10;
-  return {
-    resourceType: 'Claim',
+  return priorAuthRequest({
     id: world.id('pa'),
     meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('pa').toUpperCase() }],
-    status: 'active',
-    type: PROFESSIONAL,
-    use: 'preauthorization',
-    patient: world.subject,
+    identifier: { system: SANDBOX_SYSTEM.claimNumber, value: world.id('pa').toUpperCase() },
     created: world.at(stepId),
+    patient: world.subject,
     insurer: world.insurer,
     provider: organization,
-    priority: NORMAL_PRIORITY,
-    careTeam: [{ sequence: 1, provider: practitioner, qualification: concept(TAXONOMIES.orthopaedicSurgery) }],
-    diagnosis: [{ sequence: 1, diagnosisCodeableConcept: concept(diagnosis) }],
-    insurance: [{ sequence: 1, focal: true, coverage: world.coverageRef }],
-    item: [
-      {
-        sequence: 1,
-        careTeamSequence: [1],
-        diagnosisSequence: [1],
-        productOrService: world.serviceConcept(),
-        servicedDate: dateOf(addHours(world.at(stepId), 14 * 24)),
-        locationReference: world.ref('Location', CAST.imaging),
-        quantity: { value: 1 },
-        unitPrice: usd(service.charge),
-        net: usd(service.charge),
-      },
-    ],
-    total: usd(service.charge),
-  };
-}
-
-/** The payer's request for more information on a pended request (PAS: a contained CommunicationRequest). */
-function moreInformation(world: RunWorld, time: string, missing: string | undefined): CommunicationRequest {
-  return {
-    resourceType: 'CommunicationRequest',
-    id: 'more-information',
-    status: 'active',
-    category: [concept({ system: 'http://terminology.hl7.org/CodeSystem/communication-category', code: 'instruction', display: 'Instruction' })],
-    subject: world.subject,
-    about: [{ reference: `Claim/${world.id('pa')}` }],
-    payload: [{ contentString: missing ? `Send: ${missing}` : 'Send the supporting clinical documentation' }],
-    authoredOn: time,
-    sender: world.insurer,
-    recipient: [world.clinic.organization],
-  };
+    clinicianRole: world.roleOf(practitioner),
+    qualification: concept(TAXONOMIES.orthopaedicSurgery),
+    coverage: world.coverageRef,
+    diagnosis: service.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10,
+    service: { system: service.system, code: service.code, display: service.display },
+    unitCharge: service.charge,
+    servicedDate: dateOf(addHours(world.at(stepId), 14 * 24)),
+    placeOfService: 'outpatientHospital',
+    facility: world.ref('Location', CAST.imaging),
+  });
 }
 
 function priorAuthResponse(world: RunWorld, event: string, stepId: string): ClaimResponse {
   const time = world.at(stepId);
   const service = world.plan.service!;
-  const outcome = world.plan.outcome;
   const pended = event === 'prior_auth.request.pended';
   const approved = event === 'prior_auth.request.approved';
-  const modified = approved && outcome === 'modified';
+  const modified = approved && world.plan.outcome === 'modified';
   const action: ReviewAction = pended ? 'A4' : modified ? 'A6' : approved ? 'A1' : 'A3';
   const number = preAuthNumber(world);
   const validDays = Math.round(world.rules.prior_authorization.approval_valid_days / (modified ? 2 : 1));
   const documentation = world.rules.prior_authorization.services.find((entry) => entry.code === service.code)?.required_documentation ?? [];
   const missing = documentation.find((entry) => entry.code === 'prior_imaging') ?? documentation[0];
-  const adjudication: ClaimResponseItemAdjudication = {
-    extension: [reviewAction(action, approved ? number : undefined)],
-    category: ADJUDICATION('submitted', 'Submitted Amount'),
-    ...(approved || pended
-      ? {}
-      : { reason: concept({ system: SYSTEM.carc, code: world.plan.denial!.carc, display: world.plan.denial!.description }) }),
-    amount: usd(service.charge),
-  };
-  return {
-    resourceType: 'ClaimResponse',
+  const request = { reference: `Claim/${world.id('pa')}` };
+  return priorAuthDecision({
     id: world.id(pended ? 'pa-pended' : 'pa-decision'),
     meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.priorAuthNumber, value: approved ? number : `${number}-${pended ? 'P' : 'D'}` }],
-    status: 'active',
-    type: PROFESSIONAL,
-    use: 'preauthorization',
-    patient: world.subject,
+    identifier: { system: SANDBOX_SYSTEM.priorAuthNumber, value: approved ? number : `${number}-${pended ? 'P' : 'D'}` },
     created: time,
+    patient: world.subject,
     insurer: world.insurer,
     requestor: world.clinic.organization,
-    request: { reference: `Claim/${world.id('pa')}` },
-    outcome: pended ? 'queued' : 'complete',
+    request,
+    unitCharge: service.charge,
+    action,
+    certification: approved ? { number, start: dateOf(time), end: dateOf(addHours(time, validDays * 24)) } : undefined,
     disposition: pended
       ? 'Pended: additional documentation requested'
       : modified
         ? 'Approved with modifications'
         : approved
           ? 'Approved'
-          : `Denied: ${world.plan.denial!.description}`,
-    ...(approved ? { preAuthRef: number, preAuthPeriod: { start: dateOf(time), end: dateOf(addHours(time, validDays * 24)) } } : {}),
-    item: [{ itemSequence: 1, adjudication: [adjudication] }],
-    ...(pended
-      ? {
-          contained: [moreInformation(world, time, missing?.description)],
-          communicationRequest: [{ reference: '#more-information' }],
-          processNote: [
-            { number: 1, type: 'display', text: missing ? `Send: ${missing.description}` : 'Send the supporting clinical documentation' },
-          ],
-        }
-      : {}),
-    ...(modified ? { processNote: [{ number: 1, type: 'display', text: `Approved for a shorter period than requested: ${validDays} days.` }] } : {}),
-    ...(!approved && !pended ? { processNote: [{ number: 1, type: 'display', text: world.plan.denial!.description }] } : {}),
-  };
+          : `Denied: ${REVIEW_DECISION_REASON.text}`,
+    note: pended
+      ? `Send: ${missing?.description ?? 'the supporting clinical documentation'}`
+      : modified
+        ? `Approved for a shorter period than requested: ${validDays} days.`
+        : approved
+          ? undefined
+          : REVIEW_DECISION_REASON.text,
+    moreInformation: pended
+      ? moreInformationRequest({
+          identifier: { system: SANDBOX_SYSTEM.attachmentRequest, value: `${number}-RFI` },
+          meta: meta(),
+          authoredOn: time,
+          patient: world.subject,
+          request,
+          payer: world.insurer,
+          provider: world.clinic.organization,
+          missing: missing?.description ?? 'the supporting clinical documentation',
+          imagingReport: missing?.code === 'prior_imaging',
+        })
+      : undefined,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Claims: submission, acknowledgement (277CA), adjudication (ClaimResponse + EOB), remittance (835)
 
-interface LineDecision {
-  sequence: number;
-  service: NonNullable<RunPlan['service']>;
-  allowed: number;
-  memberShare: number;
-  paid: number;
-  denied: boolean;
-}
-
 function claimLines(world: RunWorld): NonNullable<RunPlan['service']>[] {
   return [world.plan.service!, ...(world.plan.second_line ? [world.plan.second_line] : [])];
 }
 
-function lineDecisions(world: RunWorld): LineDecision[] {
-  const percent = world.rules.claims.allowed_percent_of_charges / 100;
-  const costSharing = world.rules.eligibility.cost_sharing;
-  return claimLines(world).map((service, index) => {
-    const denied = world.plan.outcome === 'denied' || (world.plan.outcome === 'partially_paid' && index > 0);
-    const allowed = denied ? 0 : Math.round(service.charge * percent * 100) / 100;
-    const officeVisit = /^992\d\d$/.test(service.code);
-    const memberShare = denied
-      ? 0
-      : officeVisit
-        ? Math.min(allowed, costSharing.primary_care_copay)
-        : Math.round(allowed * costSharing.coinsurance_percent) / 100;
-    return { sequence: index + 1, service, allowed, memberShare, paid: Math.round((allowed - memberShare) * 100) / 100, denied };
-  });
+const serviceCode = (service: NonNullable<RunPlan['service']>) => ({ system: service.system, code: service.code, display: service.display });
+
+/** The authorization on file for the claim: a claim asked to be paid has one for every listed service it bills. */
+function authorizationOnFile(world: RunWorld): string | undefined {
+  const needsOne = claimLines(world).some((service) => requiresPriorAuth(world.rules, service.code));
+  return world.plan.outcome === 'paid' && needsOne ? preAuthNumber(world) : undefined;
 }
 
-const total = (lines: LineDecision[], field: 'allowed' | 'memberShare' | 'paid') =>
-  Math.round(lines.reduce((sum, line) => sum + line[field], 0) * 100) / 100;
+/**
+ * The claim as the one adjudication engine (claims/adjudication.ts) prices it. The run's outcome
+ * says what went wrong, the engine decides what that does to each line: a missing authorization
+ * denies the line that needed one (CARC 197), a submission error (the plan's CARC) denies the whole
+ * claim (`denied`) or its second line (`partially_paid`). A run starts the member's year afresh, so
+ * the deductible is met from zero.
+ */
+function adjudicated(world: RunWorld): AdjudicatedClaim {
+  const denial = world.plan.denial ? carcKeyOf(world.plan.denial.carc) : undefined;
+  const submissionError = denial !== 'authorizationAbsent' ? denial : undefined;
+  return adjudicateClaim(
+    {
+      rules: world.rules,
+      kind: CLAIM_KIND,
+      visit: world.visitKind,
+      serviceYear: world.serviceDate.slice(0, 4),
+      lines: claimLines(world).map((service) => ({ code: serviceCode(service), unitCharge: service.charge, quantity: 1 })),
+      authorization: authorizationOnFile(world),
+      claimDenial: world.plan.outcome === 'denied' ? submissionError : undefined,
+      lineDenials: world.plan.outcome === 'partially_paid' && submissionError ? new Map([[1, submissionError]]) : undefined,
+    },
+    new DeductibleTracker(),
+  );
+}
 
-/** What the claim's Claim, acknowledgement, ClaimResponse and ExplanationOfBenefit share: one claim number, payer and patient. */
-function claimHeader(world: RunWorld, created: string) {
+/** Every scenario claim bills a clinician's services (the hospitalist's included), so it is professional (837P). */
+const CLAIM_KIND: ClaimKind = 'professional';
+
+/**
+ * Claim, acknowledgement, ClaimResponse and ExplanationOfBenefit share payer and patient; each has its
+ * own business identifier (the claim number, then `-ACK`, `-R`, `-EOB`), so identifier-based upserts never collide.
+ */
+function claimHeader(world: RunWorld, created: string, suffix: '' | '-ACK' | '-R' | '-EOB') {
   return {
     meta: meta(),
-    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: world.id('claim').toUpperCase() }],
+    identifier: [{ system: SANDBOX_SYSTEM.claimNumber, value: `${world.id('claim').toUpperCase()}${suffix}` }],
     status: 'active' as const,
-    type: claimType(world),
+    type: claimTypeConcept(CLAIM_KIND),
     use: 'claim' as const,
     patient: world.subject,
     created,
@@ -727,14 +713,10 @@ function claimHeader(world: RunWorld, created: string) {
   };
 }
 
-function claimType(world: RunWorld) {
-  return world.plan.scenario_id === 'inpatient_stay' ? INSTITUTIONAL : PROFESSIONAL;
-}
-
 function claim(world: RunWorld, stepId: string): Claim {
   const { practitioner, organization, location } = world.clinic;
   const lines = claimLines(world);
-  const serviceDate = dateOf(world.firstAt('patient_registered', 'admitted', 'claim_submitted'));
+  const serviceDate = world.serviceDate;
   const inpatient = world.plan.scenario_id === 'inpatient_stay';
   const diagnosis =
     world.plan.scenario_id === 'outpatient_visit_to_payment'
@@ -743,23 +725,26 @@ function claim(world: RunWorld, stepId: string): Claim {
         ? CONDITIONS.pneumonia.icd10
         : CONDITIONS.kneeOsteoarthritis.icd10;
   const hasEncounter = inpatient || world.plan.scenario_id === 'outpatient_visit_to_payment';
+  const authorization = authorizationOnFile(world);
+  const place = PLACES_OF_SERVICE[inpatient ? 'inpatientHospital' : world.visitKind === 'outpatient_hospital' ? 'outpatientHospital' : 'office'];
   return {
     resourceType: 'Claim',
     id: world.id('claim'),
-    ...claimHeader(world, world.at(stepId)),
+    ...claimHeader(world, world.at(stepId), ''),
     billablePeriod: { start: serviceDate, end: dateOf(world.at(stepId)) },
     provider: organization,
     priority: NORMAL_PRIORITY,
+    facility: location,
     careTeam: [{ sequence: 1, provider: practitioner }],
     diagnosis: [{ sequence: 1, diagnosisCodeableConcept: concept(diagnosis) }],
-    insurance: [{ sequence: 1, focal: true, coverage: world.coverageRef }],
+    insurance: [{ sequence: 1, focal: true, coverage: world.coverageRef, ...(authorization ? { preAuthRef: [authorization] } : {}) }],
     item: lines.map((service, index) => ({
       sequence: index + 1,
       careTeamSequence: [1],
       diagnosisSequence: [1],
-      productOrService: concept({ system: service.system, code: service.code, display: service.display }),
+      productOrService: concept(serviceCode(service)),
       servicedDate: serviceDate,
-      locationReference: location,
+      locationCodeableConcept: concept({ system: PLACE_OF_SERVICE_SYSTEM, ...place }),
       quantity: { value: 1 },
       unitPrice: usd(service.charge),
       net: usd(service.charge),
@@ -773,31 +758,12 @@ function claimAcknowledgement(world: RunWorld, stepId: string): ClaimResponse {
   return {
     resourceType: 'ClaimResponse',
     id: world.id('claim-ack'),
-    ...claimHeader(world, world.at(stepId)),
+    ...claimHeader(world, world.at(stepId), '-ACK'),
     requestor: world.clinic.organization,
     request: { reference: `Claim/${world.id('claim')}` },
     outcome: 'queued',
     disposition: 'Accepted for adjudication (277CA: A2, acknowledgement/acceptance into adjudication system)',
   };
-}
-
-function lineAdjudication(world: RunWorld, line: LineDecision): ClaimResponseItemAdjudication[] {
-  const reason = world.plan.denial;
-  if (line.denied)
-    return [
-      { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(line.service.charge) },
-      {
-        category: ADJUDICATION('benefit', 'Benefit Amount'),
-        ...(reason ? { reason: concept({ system: SYSTEM.carc, code: reason.carc, display: reason.description }) } : {}),
-        amount: usd(0),
-      },
-    ];
-  return [
-    { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(line.service.charge) },
-    { category: ADJUDICATION('eligible', 'Eligible Amount'), amount: usd(line.allowed) },
-    { category: ADJUDICATION('copay', 'CoPay'), amount: usd(line.memberShare) },
-    { category: ADJUDICATION('benefit', 'Benefit Amount'), amount: usd(line.paid) },
-  ];
 }
 
 function paymentDate(world: RunWorld): string {
@@ -806,72 +772,54 @@ function paymentDate(world: RunWorld): string {
 
 function adjudication(world: RunWorld, stepId: string): Bundle {
   const time = world.at(stepId);
-  const lines = lineDecisions(world);
-  const paid = total(lines, 'paid');
-  const disposition =
-    world.plan.outcome === 'denied'
-      ? `Denied: ${world.plan.denial?.description ?? 'not payable'}`
-      : world.plan.outcome === 'partially_paid'
-        ? 'Partially paid: one line denied'
-        : 'Paid';
-  const totals = [
-    { category: ADJUDICATION('submitted', 'Submitted Amount'), amount: usd(lines.reduce((sum, line) => sum + line.service.charge, 0)) },
-    { category: ADJUDICATION('eligible', 'Eligible Amount'), amount: usd(total(lines, 'allowed')) },
-    { category: ADJUDICATION('benefit', 'Benefit Amount'), amount: usd(paid) },
-  ];
-  const response: ClaimResponse = {
-    resourceType: 'ClaimResponse',
-    id: world.id('claim-response'),
-    ...claimHeader(world, time),
-    requestor: world.clinic.organization,
-    request: { reference: `Claim/${world.id('claim')}` },
-    outcome: 'complete',
-    disposition,
-    item: lines.map((line) => ({ itemSequence: line.sequence, adjudication: lineAdjudication(world, line) })),
-    total: totals,
-    ...(paid > 0
+  const result = adjudicated(world);
+  const payment =
+    result.paid > 0
       ? {
           payment: {
             type: concept({ system: SYSTEM.paymentType, code: 'complete', display: 'Complete' }),
             date: paymentDate(world),
-            amount: usd(paid),
+            amount: usd(result.paid),
           },
         }
-      : {}),
+      : {};
+  const response: ClaimResponse = {
+    resourceType: 'ClaimResponse',
+    id: world.id('claim-response'),
+    ...claimHeader(world, time, '-R'),
+    requestor: world.clinic.organization,
+    request: { reference: `Claim/${world.id('claim')}` },
+    outcome: 'complete',
+    disposition: result.disposition,
+    item: result.lines.map((line) => ({ itemSequence: line.sequence, adjudication: line.adjudication })),
+    total: result.total,
+    ...payment,
   };
   const eob: ExplanationOfBenefit = {
     resourceType: 'ExplanationOfBenefit',
     id: world.id('eob'),
-    ...claimHeader(world, time),
+    ...claimHeader(world, time, '-EOB'),
     provider: world.clinic.organization,
     claim: { reference: `Claim/${world.id('claim')}` },
     claimResponse: { reference: `ClaimResponse/${response.id}` },
     outcome: 'complete',
-    disposition,
+    disposition: result.disposition,
     insurance: [{ focal: true, coverage: world.coverageRef }],
-    item: lines.map((line) => ({
+    item: result.lines.map((line) => ({
       sequence: line.sequence,
-      productOrService: concept({ system: line.service.system, code: line.service.code, display: line.service.display }),
-      net: usd(line.service.charge),
-      adjudication: lineAdjudication(world, line),
+      productOrService: concept(line.line.code),
+      net: usd(line.charge),
+      adjudication: line.adjudication,
     })),
-    total: totals,
-    ...(paid > 0
-      ? {
-          payment: {
-            type: concept({ system: SYSTEM.paymentType, code: 'complete', display: 'Complete' }),
-            date: paymentDate(world),
-            amount: usd(paid),
-          },
-        }
-      : {}),
+    total: result.total,
+    ...payment,
   };
   return collection(world, 'adjudication', time, [response, eob]);
 }
 
 function remittance(world: RunWorld, stepId: string): PaymentReconciliation {
   const time = world.at(stepId);
-  const paid = total(lineDecisions(world), 'paid');
+  const { paid } = adjudicated(world);
   return {
     resourceType: 'PaymentReconciliation',
     id: world.id('remit'),
@@ -907,7 +855,7 @@ type Builder = (world: RunWorld, event: string, stepId: string) => FhirResource;
 const BUILDERS: Record<string, Builder> = {
   'orders.service_request.placed': (world, _event, stepId) => serviceRequest(world, stepId),
   'eligibility.check.completed': (world, _event, stepId) => eligibility(world, stepId),
-  'prior_auth.request.submitted': (world, _event, stepId) => priorAuthRequest(world, stepId),
+  'prior_auth.request.submitted': (world, _event, stepId) => priorAuthorizationRequest(world, stepId),
   'prior_auth.request.pended': priorAuthResponse,
   'prior_auth.request.approved': priorAuthResponse,
   'prior_auth.request.denied': priorAuthResponse,
@@ -925,7 +873,16 @@ const BUILDERS: Record<string, Builder> = {
   'claims.claim.acknowledged': (world, _event, stepId) => claimAcknowledgement(world, stepId),
   'claims.claim.adjudicated': (world, _event, stepId) => adjudication(world, stepId),
   'remittance.payment.issued': (world, _event, stepId) => remittance(world, stepId),
-  'credentialing.practitioner.verified': (world, _event, stepId) => credentialedPractitioner(world, stepId),
+  // The event's one shape (catalog/events.ts): the practitioner with their role and every check.
+  'credentialing.practitioner.verified': (world, _event, stepId) =>
+    newlyVerifiedBundle({
+      practitioner: credentialedPractitioner(world, stepId),
+      organization: world.ref('Organization', CAST.hospital),
+      specialty: concept(TAXONOMIES.endocrinology),
+      performed: dateOf(world.at(stepId)),
+      idOf: (kind) => world.id(kind),
+      meta: meta(),
+    }),
   'webhook.delivery.exhausted': (world, _event, stepId) => deliveryExhausted(world, stepId),
 };
 

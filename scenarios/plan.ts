@@ -272,12 +272,13 @@ function planPriorAuth(
       ? ''
       : pended
         ? ' No outcome was asked for: the policy requires documentation the submission lacks (the radiograph report), so the payer pends, then approves.'
-        : ' No outcome was asked for: the submission does not meet the policy criteria, so the payer denies (CARC 50).');
+        : ' No outcome was asked for: the submission does not meet the policy criteria, so the payer denies (A3, not certified).');
   return {
     plan: {
       ...base,
       outcome,
-      denial: approved ? null : denialOf(rules, 'notMedicallyNecessary'),
+      // A prior-authorization denial is a review decision (X12 278 A3 and its reason), not a claim adjustment: no CARC.
+      denial: null,
       decided_by: {
         payer_id: rules.payer_id,
         payer_name: rules.name,
@@ -296,8 +297,9 @@ const DECISIONS: Record<PriorAuthOutcome, string> = {
   approved: 'The payer approves the request as submitted (X12 278 A1, certified in total).',
   pended_then_approved: 'The payer approves once the documentation arrives (A1, certified in total), inside its standard time frame.',
   modified: 'The payer approves a modified request (A6): fewer units and a shorter authorization period than asked.',
-  denied: 'The payer denies: the documentation does not meet the policy criteria (A3, not certified; CARC 50).',
-  pended_then_denied: 'The documentation sent does not meet the policy criteria; the payer denies (A3, not certified; CARC 50).',
+  denied: 'The payer denies: the documentation does not meet the policy criteria (X12 278 A3, not certified, with its review decision reason).',
+  pended_then_denied:
+    'The documentation sent does not meet the policy criteria; the payer denies (A3, not certified, with its review decision reason).',
 };
 
 function hoursText(seconds: number): string {
@@ -328,11 +330,12 @@ function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOut
   const rule = profile.needsPriorAuthListing ? `prior_authorization.services[code=${service.code}]` : 'claims.allowed_percent_of_charges';
   const detail = profile.needsPriorAuthListing
     ? `${rules.name} lists ${service.code} for prior authorization and no authorization is on file, so the line is denied with CARC ${CARC[profile.denial].code} unless the request asks otherwise; allowed amounts are ${rules.claims.allowed_percent_of_charges}% of charges, paid in ${rules.claims.payment_cycle_days}-day cycles.`
-    : `${rules.name} allows ${rules.claims.allowed_percent_of_charges}% of charges and pays in ${rules.claims.payment_cycle_days}-day cycles; the member pays the plan's copay or coinsurance.`;
+    : `${rules.name} allows ${rules.claims.allowed_percent_of_charges}% of charges and pays in ${rules.claims.payment_cycle_days}-day cycles; the member pays the plan's copay for the visit, and the deductible then coinsurance on other services.`;
   return {
     plan: {
       ...base,
-      second_line: serviceOf(profile.secondLine),
+      // A claim denied for the missing authorization bills the unauthorized service alone: the engine denies only what needed one.
+      second_line: outcome === 'denied' && profile.needsPriorAuthListing ? null : serviceOf(profile.secondLine),
       outcome,
       denial,
       decided_by: {
@@ -351,6 +354,9 @@ function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOut
 
 const CLAIM_DECISIONS: Record<ClaimOutcome, (rules: PayerRules, denial: RunPlan['denial']) => string> = {
   paid: (rules) => `The payer adjudicates the claim and pays ${rules.claims.allowed_percent_of_charges}% of charges less the member's share.`,
-  partially_paid: (_rules, denial) => `The payer pays the first line and denies the second (CARC ${denial!.carc}: ${denial!.description}).`,
+  partially_paid: (_rules, denial) =>
+    denial!.carc === CARC.authorizationAbsent.code
+      ? `The payer denies the line that needed an authorization (CARC ${denial!.carc}: ${denial!.description}) and pays the other.`
+      : `The payer pays the first line and denies the second (CARC ${denial!.carc}: ${denial!.description}).`,
   denied: (_rules, denial) => `The payer denies the claim (CARC ${denial!.carc}: ${denial!.description}).`,
 };

@@ -5,12 +5,13 @@ import { type SmartAuthorization, type SmartClient, smartAuthorizations } from '
 import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import { excerpt, trimTrailing } from '../platform/text';
 import { findClient } from './clients';
 import type { SmartUrls } from './endpoints';
 import { consumeLaunch } from './launches';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { grantableScopes, needsPatientChoice, withLaunchContext } from './scopes';
+import { grantableScopes, needsPatientChoice, unevaluableFilters, withLaunchContext } from './scopes';
 import type { TokenResponse, TokenService } from './tokens';
 
 /** What the authorization endpoint answers: an error page, a redirect to the client, or the patient picker. */
@@ -55,14 +56,14 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       return errorPage('Repeated parameter', 'client_id and redirect_uri must each appear once in the authorization request.');
     }
     const client = await findClient(db, clientId);
-    if (!client) return errorPage('Unknown client', `No SMART client ${clientId} is registered with this sandbox.`);
+    if (!client) return errorPage('Unknown client', `No SMART client ${excerpt(clientId)} is registered with this sandbox.`);
     const redirectUri = params.get('redirect_uri');
     if (!redirectUri)
       return errorPage('Missing redirect_uri', `The authorization request has no redirect_uri. Send one of the URIs registered for ${client.name}.`);
     if (!client.redirectUris.includes(redirectUri)) {
       return errorPage(
         'Unregistered redirect_uri',
-        `${redirectUri} is not registered for ${client.name}. The redirect_uri must match a registered URI exactly; registered: ${client.redirectUris.join(', ')}.`,
+        `${excerpt(redirectUri)} is not registered for ${client.name}. The redirect_uri must match a registered URI exactly; registered: ${client.redirectUris.join(', ')}.`,
       );
     }
 
@@ -71,26 +72,33 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       kind: 'redirect',
       location: withParams(redirectUri, { error, error_description: description, ...(state ? { state } : {}) }),
     });
-    if (duplicated.length > 0) return fail('invalid_request', `Parameters must not repeat: ${duplicated.join(', ')}.`);
+    if (duplicated.length > 0) return fail('invalid_request', `Parameters must not repeat: ${excerpt(duplicated.join(', '))}.`);
     const responseType = params.get('response_type');
     if (!responseType) return fail('invalid_request', 'response_type is required; use response_type=code.');
     if (responseType !== 'code') return fail('unsupported_response_type', 'Only the authorization code flow is supported: response_type=code.');
     if (!state) return fail('invalid_request', 'state is required (SMART App Launch): send an unguessable value and check it on return.');
     const aud = params.get('aud');
     if (!aud) return fail('invalid_request', `aud is required and must be the FHIR base URL, ${urls.fhirBase}.`);
-    if (aud.replace(/\/+$/, '') !== urls.fhirBase)
-      return fail('invalid_request', `aud must be this sandbox's FHIR base URL, ${urls.fhirBase} (got ${aud}).`);
+    if (trimTrailing(aud, '/') !== urls.fhirBase)
+      return fail('invalid_request', `aud must be this sandbox's FHIR base URL, ${urls.fhirBase} (got ${excerpt(aud)}).`);
     const challenge = params.get('code_challenge');
     const method = params.get('code_challenge_method');
     if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge and code_challenge_method=S256.');
     if (method !== 'S256')
       return fail(
         'invalid_request',
-        `Only code_challenge_method=S256 is accepted${method ? ` (got ${method})` : '; plain is the default when it is omitted, and plain is refused'}.`,
+        `Only code_challenge_method=S256 is accepted${method ? ` (got ${excerpt(method)})` : '; plain is the default when it is omitted, and plain is refused'}.`,
       );
     if (!PKCE_CHALLENGE.test(challenge))
       return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the code_verifier: 43 characters, no padding.');
 
+    const unevaluable = unevaluableFilters(params.get('scope') ?? '', deps.canFilter);
+    if (unevaluable.length > 0) {
+      return fail(
+        'invalid_scope',
+        `This FHIR endpoint cannot evaluate the filter of ${excerpt(unevaluable.join(', '))}: granular scopes may use the search parameters listed for their type in /fhir/R4/metadata, with readable values.`,
+      );
+    }
     const launch = params.get('launch');
     const launchKind = launch ? 'ehr' : 'standalone';
     const scopes = grantableScopes(params.get('scope') ?? '', {
@@ -102,7 +110,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (scopes.length === 0) {
       return fail(
         'invalid_scope',
-        `None of the requested scopes (${params.get('scope') || 'none'}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access.`,
+        `None of the requested scopes (${excerpt(params.get('scope') || 'none')}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access.`,
       );
     }
     const request = {
@@ -173,7 +181,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       };
     }
     if (!fhirStore.read('Patient', choice.patientId))
-      return errorPage('Unknown patient', `No synthetic patient ${choice.patientId} exists. Go back and choose one from the list.`);
+      return errorPage('Unknown patient', `No synthetic patient ${excerpt(choice.patientId)} exists. Go back and choose one from the list.`);
     const granted = withLaunchContext(authorization.scope.split(' '), { patientId: choice.patientId, encounterId: null });
     const fhirUser = granted.includes('fhirUser') ? `Patient/${choice.patientId}` : null;
     const code = newOpaqueToken();

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { type SmartClient, smartClients } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import { isId, newId } from '../platform/ids';
+import { excerpt } from '../platform/text';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
 
@@ -81,7 +82,7 @@ export async function authenticateClient(db: Database, credentials: ClientCreden
     throw new OAuthError('invalid_client', 'Identify the client: HTTP Basic for a confidential client, client_id in the body for a public one.');
   }
   const client = await findClient(db, credentials.clientId);
-  if (!client) throw new OAuthError('invalid_client', `No client ${credentials.clientId} is registered.`);
+  if (!client) throw new OAuthError('invalid_client', `No client ${excerpt(credentials.clientId)} is registered.`);
   if (client.tokenEndpointAuthMethod !== 'none') {
     throw new OAuthError('invalid_client', 'This client is confidential: authenticate with HTTP Basic (client_id and client_secret).');
   }

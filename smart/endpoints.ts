@@ -1,3 +1,5 @@
+import { trimTrailing } from '../platform/text';
+
 /**
  * Where the SMART and FHIR endpoints live: routers mount these paths and discovery documents
  * publish them as absolute URLs, from this one list.
@@ -18,7 +20,7 @@ export type SmartUrls = Record<keyof typeof SMART_PATHS, string> & { issuer: str
 
 /** Absolute URLs from PUBLIC_BASE_URL; the FHIR base is also the `aud` tokens are issued for. */
 export function smartUrls(publicBaseUrl: string): SmartUrls {
-  const base = publicBaseUrl.replace(/\/+$/, '');
+  const base = trimTrailing(publicBaseUrl, '/');
   const absolute = Object.fromEntries(Object.entries(SMART_PATHS).map(([name, path]) => [name, `${base}${path}`])) as Record<
     keyof typeof SMART_PATHS,
     string

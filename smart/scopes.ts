@@ -8,12 +8,14 @@
 export type ScopeContext = 'patient' | 'user' | 'system';
 export type Interaction = 'read' | 'search';
 
-export interface ResourceScope {
+/** SMART v2 permissions in their canonical order (`c r u d s`); v1 `.read` is `rs`, `.write` is `cud`, `.*` all five. */
+const PERMISSIONS = ['create', 'read', 'update', 'delete', 'search'] as const;
+type PermissionName = (typeof PERMISSIONS)[number];
+
+export interface ResourceScope extends Record<PermissionName, boolean> {
   context: ScopeContext;
   /** A resource type, or `*` for every type. */
   resourceType: string;
-  read: boolean;
-  search: boolean;
   /** v2 granular scopes: search parameters a resource must match, e.g. `[['category', 'laboratory']]`. */
   filter: [string, string][];
   syntax: 'v1' | 'v2';
@@ -22,27 +24,52 @@ export interface ResourceScope {
 /** The scopes that are not about resources, each granted only when it means something. */
 export const CONTEXT_SCOPES = ['launch', 'launch/patient', 'launch/encounter', 'openid', 'fhirUser', 'offline_access', 'online_access'] as const;
 
+// Anchored, with no nested or adjacent unbounded repetition: linear on any input.
 const V1_SCOPE = /^(patient|user|system)\/(\*|[A-Z][A-Za-z]+)\.(read|write|\*)$/;
 const V2_SCOPE = /^(patient|user|system)\/(\*|[A-Z][A-Za-z]+)\.(c?r?u?d?s?)(?:\?(.+))?$/;
 
 export function parseResourceScope(text: string): ResourceScope | null {
   const v1 = V1_SCOPE.exec(text);
   if (v1) {
-    const readable = v1[3] !== 'write';
-    return { context: v1[1] as ScopeContext, resourceType: v1[2]!, read: readable, search: readable, filter: [], syntax: 'v1' };
+    const reads = v1[3] !== 'write';
+    const writes = v1[3] !== 'read';
+    return {
+      context: v1[1] as ScopeContext,
+      resourceType: v1[2]!,
+      create: writes,
+      read: reads,
+      update: writes,
+      delete: writes,
+      search: reads,
+      filter: [],
+      syntax: 'v1',
+    };
   }
   const v2 = V2_SCOPE.exec(text);
   if (v2?.[3]) {
+    const letters = v2[3];
     const filter = v2[4] ? [...new URLSearchParams(v2[4]).entries()] : [];
-    return { context: v2[1] as ScopeContext, resourceType: v2[2]!, read: v2[3].includes('r'), search: v2[3].includes('s'), filter, syntax: 'v2' };
+    return {
+      context: v2[1] as ScopeContext,
+      resourceType: v2[2]!,
+      create: letters.includes('c'),
+      read: letters.includes('r'),
+      update: letters.includes('u'),
+      delete: letters.includes('d'),
+      search: letters.includes('s'),
+      filter,
+      syntax: 'v2',
+    };
   }
   return null;
 }
 
 function formatResourceScope(scope: ResourceScope): string {
   const prefix = `${scope.context}/${scope.resourceType}`;
-  if (scope.syntax === 'v1') return `${prefix}.read`;
-  const permissions = `${scope.read ? 'r' : ''}${scope.search ? 's' : ''}`;
+  if (scope.syntax === 'v1' && scope.read && scope.search) return `${prefix}.read`;
+  const permissions = PERMISSIONS.filter((name) => scope[name])
+    .map((name) => name[0])
+    .join('');
   const filter = scope.filter.length > 0 ? `?${new URLSearchParams(scope.filter).toString()}` : '';
   return `${prefix}.${permissions}${filter}`;
 }
@@ -92,16 +119,31 @@ function servableResourceScope(scope: ResourceScope, options: GrantOptions): Res
   if (scope.context !== 'patient' || !(scope.read || scope.search)) return null;
   if (scope.resourceType !== '*' && !options.resourceTypes.includes(scope.resourceType)) return null;
   if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return null;
-  return scope;
+  return { ...scope, create: false, update: false, delete: false };
 }
 
-/** Whether `outer` allows everything `inner` does. */
+/**
+ * The requested scopes whose granular filter this endpoint cannot evaluate (an unknown parameter,
+ * an unreadable value, or a filter on `*`). Granting such a scope without its filter would widen
+ * it, so it is refused where it is asked for rather than failing every read later.
+ */
+export function unevaluableFilters(requested: string, canFilter: GrantOptions['canFilter']): string[] {
+  return splitScope(requested).filter((text) => {
+    const resource = parseResourceScope(text);
+    return resource !== null && resource.filter.length > 0 && (resource.resourceType === '*' || !canFilter(resource.resourceType, resource.filter));
+  });
+}
+
+/**
+ * Whether `outer` allows everything `inner` does: the same context, the same type or `*`, no
+ * permission `outer` lacks, and every condition of `outer`'s filter also in `inner`'s (a filter
+ * with more conditions matches fewer resources).
+ */
 function covers(outer: ResourceScope, inner: ResourceScope): boolean {
   if (outer.context !== inner.context) return false;
   if (outer.resourceType !== '*' && outer.resourceType !== inner.resourceType) return false;
-  if ((inner.read && !outer.read) || (inner.search && !outer.search)) return false;
-  if (outer.filter.length === 0) return true;
-  return new URLSearchParams(outer.filter).toString() === new URLSearchParams(inner.filter).toString();
+  if (PERMISSIONS.some((name) => inner[name] && !outer[name])) return false;
+  return outer.filter.every(([name, value]) => inner.filter.some(([innerName, innerValue]) => innerName === name && innerValue === value));
 }
 
 /**
@@ -121,14 +163,31 @@ export function needsPatientChoice(scopes: string[]): boolean {
   return scopes.some((scope) => scope === 'launch/patient' || scope === 'fhirUser' || scope.startsWith('patient/'));
 }
 
-/** Whether a narrower scope asked for at refresh stays within the original grant (RFC 6749 §6). */
-export function isWithin(requested: string[], granted: string[]): boolean {
+/**
+ * The scope a refresh may be granted (RFC 6749 §6, SMART App Launch 2.x): each scope asked for
+ * must be one of the grant's context scopes or a resource scope the grant covers, with a filter
+ * this endpoint can evaluate; the answer is normalised as at authorization. A refusal says which
+ * scope and why, and spends nothing.
+ */
+export function narrowedScope(
+  requested: string[],
+  granted: string[],
+  canFilter: GrantOptions['canFilter'],
+): { scope: string } | { refused: string; reason: string } {
   const grantedResources = granted.map(parseResourceScope).filter((scope): scope is ResourceScope => scope !== null);
-  return requested.every((text) => {
-    if (granted.includes(text)) return true;
+  const narrowed: string[] = [];
+  for (const text of requested) {
     const resource = parseResourceScope(text);
-    return resource !== null && grantedResources.some((outer) => covers(outer, resource));
-  });
+    if (resource === null) {
+      if (!granted.includes(text)) return { refused: text, reason: 'it is not part of the original grant' };
+      narrowed.push(text);
+      continue;
+    }
+    if (!grantedResources.some((outer) => covers(outer, resource))) return { refused: text, reason: 'it is wider than the original grant' };
+    if (unevaluableFilters(text, canFilter).length > 0) return { refused: text, reason: 'its filter cannot be evaluated by this FHIR endpoint' };
+    narrowed.push(formatResourceScope(resource));
+  }
+  return { scope: [...new Set(narrowed)].join(' ') };
 }
 
 /**

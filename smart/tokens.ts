@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database, Listen } from '../platform/database';
 import { createNotifiedCache } from '../platform/notified-cache';
+import { excerpt } from '../platform/text';
 import type { SmartUrls } from './endpoints';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { isWithin, splitScope } from './scopes';
+import { type GrantOptions, narrowedScope, splitScope } from './scopes';
 import { loadSigningKey, SIGNING_ALGORITHM, type SigningKey } from './signing-key';
 
 /** The SMART 2.x token response (RFC 6749 §5.1 plus launch context); it also documents /oauth/token. */
@@ -70,7 +71,20 @@ type TokenLifetimes = Pick<Config, 'SMART_ACCESS_TOKEN_SECONDS' | 'SMART_REFRESH
  * stored key; every token also has a row, so revocation and refresh take effect at once. `listen`
  * (DatabaseHandle.listen) tells this process when another one revoked a token it remembers.
  */
-export function createTokenService({ db, lifetimes, urls, listen }: { db: Database; lifetimes: TokenLifetimes; urls: SmartUrls; listen: Listen }) {
+export function createTokenService({
+  db,
+  lifetimes,
+  urls,
+  listen,
+  canFilter,
+}: {
+  db: Database;
+  lifetimes: TokenLifetimes;
+  urls: SmartUrls;
+  listen: Listen;
+  /** Whether a granular scope filter can be evaluated (fhir/search-parameters canEvaluate): a refresh asking for one that cannot is refused. */
+  canFilter: GrantOptions['canFilter'];
+}) {
   let signingKey: Promise<SigningKey> | undefined;
   const key = () => {
     signingKey ??= loadSigningKey(db).catch((error: unknown) => {
@@ -226,36 +240,39 @@ export function createTokenService({ db, lifetimes, urls, listen }: { db: Databa
 
   /**
    * The refresh_token grant: the refresh token is spent (rotation), the access tokens it replaces
-   * stop working, and a narrower scope may be asked for.
+   * stop working, and a narrower scope may be asked for. Everything that can refuse the request is
+   * checked before the token is spent, so a refused refresh leaves it valid (RFC 6749 §6: only a
+   * successful refresh issues a new one).
    */
   async function refresh(client: SmartClient, refreshToken: string, requestedScope: string | undefined): Promise<TokenResponse> {
     const now = new Date();
-    const [spent] = await db
-      .update(smartTokens)
-      .set({ revokedAt: now })
-      .where(
-        and(eq(smartTokens.id, digest(refreshToken)), eq(smartTokens.kind, 'refresh'), isNull(smartTokens.revokedAt), gt(smartTokens.expiresAt, now)),
-      )
-      .returning();
-    const [authorization] = spent
-      ? await db
-          .select()
-          .from(smartAuthorizations)
-          .where(and(eq(smartAuthorizations.id, spent.authorizationId), isNull(smartAuthorizations.revokedAt)))
-      : [];
-    if (!spent || !authorization) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired, revoked or already used.');
+    const unusable = () => new OAuthError('invalid_grant', 'The refresh token is unknown, expired, revoked or already used.');
+    const [found] = await tokensWithAuthorization(and(eq(smartTokens.id, digest(refreshToken)), eq(smartTokens.kind, 'refresh')));
+    if (!found || found.token.revokedAt || found.authorization.revokedAt || found.token.expiresAt <= now) throw unusable();
+    const { token: stored, authorization } = found;
     if (authorization.clientId !== client.id) {
       await revokeAuthorization(authorization.id);
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client.');
     }
-    let scope = spent.scope;
-    if (requestedScope !== undefined) {
-      const requested = splitScope(requestedScope);
-      if (!isWithin(requested, splitScope(spent.scope))) {
-        throw new OAuthError('invalid_scope', `A refresh may only narrow the scope granted (${spent.scope}).`);
+    let scope = stored.scope;
+    // A blank scope is read as an omitted one: the grant's scope, unchanged.
+    if (requestedScope !== undefined && splitScope(requestedScope).length > 0) {
+      const narrowed = narrowedScope(splitScope(requestedScope), splitScope(stored.scope), canFilter);
+      if ('refused' in narrowed) {
+        throw new OAuthError(
+          'invalid_scope',
+          `${excerpt(narrowed.refused)} cannot be granted at refresh: ${narrowed.reason}. A refresh may keep or narrow the scope granted (${stored.scope}); the refresh token is still valid.`,
+        );
       }
-      scope = requested.join(' ');
+      scope = narrowed.scope;
     }
+    // Spent only by the request that finds it unspent: of two concurrent refreshes one wins.
+    const [spent] = await db
+      .update(smartTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(smartTokens.id, stored.id), isNull(smartTokens.revokedAt)))
+      .returning({ id: smartTokens.id });
+    if (!spent) throw unusable();
     await db
       .update(smartTokens)
       .set({ revokedAt: now })

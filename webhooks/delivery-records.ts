@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, gte, inArray, lt, lte } from 'drizzle-orm';
-import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts } from '../drizzle/schema';
+import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 'drizzle-orm';
+import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
-import type { Database } from '../platform/database';
+import { type Database, storableText } from '../platform/database';
+import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
 export interface NewDelivery {
@@ -26,14 +27,44 @@ export interface NewDelivery {
  * Records a new delivery once, whoever comes first: the workflow's first step, which owns it, or the
  * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
  * workflow before the row exists means a crash in between can never leave a delivery that looks
- * accepted but has no workflow.
+ * accepted but has no workflow. A claim check's envelope moves from staged_envelopes into the row in
+ * one transaction, so at rest it is stored once; any staged copy goes once the row exists.
  */
-export async function recordNewDelivery(db: Database, delivery: NewDelivery): Promise<void> {
+export async function recordNewDelivery(db: Database, delivery: CarriedDelivery): Promise<void> {
   const createdAt = new Date(delivery.createdAt);
-  await db
-    .insert(deliveries)
-    .values({ ...delivery, status: 'pending', createdAt, updatedAt: createdAt })
-    .onConflictDoNothing();
+  if (!isStaged(delivery)) {
+    await db
+      .insert(deliveries)
+      // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
+      .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
+      .onConflictDoNothing();
+    // The API records a large delivery from its own copy, and the workflow may not have taken the staged one yet.
+    if (needsClaimCheck(delivery.envelopeBody)) await db.delete(stagedEnvelopes).where(eq(stagedEnvelopes.deliveryId, delivery.id));
+    return;
+  }
+  const { envelopeStaged: _, ...claim } = delivery;
+  await db.transaction(async (tx) => {
+    const [staged] = await tx
+      .delete(stagedEnvelopes)
+      .where(eq(stagedEnvelopes.deliveryId, delivery.id))
+      .returning({ envelopeBody: stagedEnvelopes.envelopeBody });
+    if (staged) {
+      await tx
+        .insert(deliveries)
+        .values({
+          ...claim,
+          hl7ControlId: storableText(claim.hl7ControlId),
+          envelopeBody: staged.envelopeBody,
+          status: 'pending',
+          createdAt,
+          updatedAt: createdAt,
+        })
+        .onConflictDoNothing();
+      return;
+    }
+    const [recorded] = await tx.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
+    if (!recorded) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
+  });
 }
 
 /** The organization's delivery with this id, or undefined (another organization's is not found either). */
@@ -68,10 +99,27 @@ export interface DeliveryFilter {
   createdBefore?: Date | undefined;
 }
 
-/** Newest first, at most `limit` rows. */
-export async function listDeliveries(db: Database, organizationId: string, filter: DeliveryFilter, limit: number): Promise<Delivery[]> {
-  return db
-    .select()
+/**
+ * The most envelope bytes one page of deliveries carries. A large HL7 v2 message's envelope is
+ * several MiB, so 200 of them would be most of a GiB read, held and written at once (more than a
+ * V8 string can hold); a page of them ends early instead, with a cursor to the rest.
+ */
+export const PAGE_ENVELOPE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Newest first: at most `limit` deliveries, fewer once their envelopes pass PAGE_ENVELOPE_BYTES
+ * (always at least one); `more` when deliveries remain after them. Sizes are read first (Postgres
+ * knows a stored text's length without reading it), then only the chosen envelopes.
+ */
+export async function listDeliveries(
+  db: Database,
+  organizationId: string,
+  filter: DeliveryFilter,
+  limit: number,
+): Promise<{ deliveries: Delivery[]; more: boolean }> {
+  const { envelopeBody: _, ...columns } = getTableColumns(deliveries);
+  const candidates = await db
+    .select({ ...columns, envelopeBytes: sql<number>`octet_length(${deliveries.envelopeBody})`.mapWith(Number) })
     .from(deliveries)
     .where(
       and(
@@ -85,7 +133,32 @@ export async function listDeliveries(db: Database, organizationId: string, filte
       ),
     )
     .orderBy(desc(deliveries.id))
-    .limit(limit);
+    .limit(limit + 1);
+  let pageBytes = 0;
+  let count = 0;
+  while (count < Math.min(limit, candidates.length)) {
+    pageBytes += candidates[count]!.envelopeBytes;
+    if (count > 0 && pageBytes > PAGE_ENVELOPE_BYTES) break;
+    count += 1;
+  }
+  const chosen = candidates.slice(0, count);
+  const envelopes =
+    count === 0
+      ? []
+      : await db
+          .select({ id: deliveries.id, envelopeBody: deliveries.envelopeBody })
+          .from(deliveries)
+          .where(
+            inArray(
+              deliveries.id,
+              chosen.map((row) => row.id),
+            ),
+          );
+  const envelopeOf = new Map(envelopes.map((row) => [row.id, row.envelopeBody]));
+  return {
+    deliveries: chosen.map(({ envelopeBytes: _bytes, ...row }) => ({ ...row, envelopeBody: envelopeOf.get(row.id)! })),
+    more: candidates.length > count,
+  };
 }
 
 /** A new delivery as its row reads before its first attempt: how a 202 shows it when the row cannot be read. */

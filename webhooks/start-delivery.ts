@@ -1,17 +1,21 @@
+import type { Database } from '../platform/database';
 import type { WorkflowClient } from '../platform/workflow-client';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../workflows/delivery/contract';
 import { deliveryWorkflow } from '../workflows/delivery/workflow';
+import { checkIn } from './claim-check';
 import type { NewDelivery } from './delivery-records';
 
 /**
  * Starts a new delivery's workflow, once per delivery id: starting it again (a retried request that
  * reserved the same id) attaches to the first run (WorkflowClient.startOnce). The workflow records
- * the delivery itself.
+ * the delivery itself; a large envelope is stored first and the workflow carries its claim check
+ * (webhooks/claim-check.ts).
  */
-export function startDelivery(workflows: WorkflowClient, delivery: NewDelivery, retryScheduleMs: number[]) {
-  return workflows.startOnce(deliveryWorkflow, {
+export async function startDelivery(deps: { workflows: WorkflowClient; db: Database }, delivery: NewDelivery, retryScheduleMs: number[]) {
+  const carried = await checkIn(deps.db, delivery);
+  return deps.workflows.startOnce(deliveryWorkflow, {
     workflowId: deliveryWorkflowId(delivery.id),
-    args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery }],
+    args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: carried }],
     searchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
   });
 }

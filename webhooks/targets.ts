@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
+import { trimTrailing } from '../platform/text';
 
 export interface ResolvedAddress {
   address: string;
@@ -28,7 +29,7 @@ const PRIVATE_HINT = 'only public receivers are allowed here (the operator can s
  * Unicode for http(s) URLs; this makes the rule hold for any host string handed in.
  */
 export function normalizeHost(hostname: string): string {
-  const bare = hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+  const bare = trimTrailing(hostname.replace(/^\[|\]$/g, ''), '.');
   if (ipaddr.isValid(bare)) return bare.toLowerCase();
   return (domainToASCII(bare) || bare).toLowerCase();
 }

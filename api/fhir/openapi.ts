@@ -3,6 +3,7 @@ import type { ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-opena
 import { fhirResourceSchema } from '../../fhir/resource-json';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../fhir/searchset';
 import { SMART_PATHS } from '../../smart/endpoints';
+import { fhirMatchBodySchema, matchBundleSchema } from '../interop/mpi';
 
 /**
  * The FHIR R4 endpoint in /openapi.json. It is plain Express (FHIR's own parameter rules, errors as
@@ -106,6 +107,29 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
           content: { 'application/x-www-form-urlencoded': { schema: z.object({ patient: z.string().optional(), ...resultParameters }).loose() } },
         },
         responses: { ...searchResponses, '415': outcome('A body that is not a form') },
+      },
+    },
+    [`${base}/Patient/$match`]: {
+      post: {
+        operationId: 'matchPatientFhir',
+        summary: 'Find the records of a patient in the master patient index (IHE PDQm ITI-119)',
+        description:
+          'A `Parameters` resource (`resource`: the Patient, `onlyCertainMatches`, `count`) or a bare Patient. Answers a searchset Bundle, best first, each entry with `search.score` and the match-grade extension (certain, probable, possible) and a per-field breakdown. With `onlyCertainMatches` and several certain records, no Patient: an empty Bundle with an informational OperationOutcome. Needs an API key, or a SMART access token with a user- or system-level Patient search scope (`user/Patient.rs`, `system/Patient.rs`, or v1 `.read`); a patient-level token is 403.',
+        tags: ['FHIR R4'],
+        security: [{ smartAccessToken: [] }, { apiKey: [] }],
+        requestBody: {
+          required: true,
+          content: { [FHIR_JSON]: { schema: fhirMatchBodySchema }, 'application/json': { schema: fhirMatchBodySchema } },
+        },
+        responses: {
+          '200': { description: 'The candidates, best first', content: fhir(matchBundleSchema) },
+          '400': outcome('The input is not a Parameters resource or Patient as ITI-119 defines it (one issue per field, with its expression)'),
+          '401': outcome('No, a bad, an expired or a revoked API key or access token'),
+          '403': outcome('The token’s scopes do not cover searching every Patient (user/ or system/ level)'),
+          '406': outcome('_format or Accept rules JSON out'),
+          '415': outcome('A body that is not FHIR JSON'),
+          '429': outcome('The API key’s rate limit'),
+        },
       },
     },
     [`${base}/{type}/{id}`]: {

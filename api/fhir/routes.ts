@@ -5,12 +5,15 @@ import { FhirError } from '../../fhir/operation-outcome';
 import { type Criterion, criterion, searchParametersOf } from '../../fhir/search-parameters';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
 import { type FhirStore, patientOf } from '../../fixtures/store';
+import type { Config } from '../../platform/config';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 import { toJson } from '../http/json';
+import { worldPatientMatch } from '../interop/mpi';
+import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -28,11 +31,16 @@ export function fhirRouter({
   tokens,
   urls,
   version,
+  config,
+  apiKey,
 }: {
   fhirStore: FhirStore;
   tokens: TokenService;
   urls: SmartUrls;
   version: string;
+  config: Config;
+  /** The API-key middleware of /v1 (authentication, rate limit): Patient/$match takes an API key too. */
+  apiKey: RequestHandler[];
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -42,6 +50,13 @@ export function fhirRouter({
   router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
 
   const withToken = requireAccessToken(tokens, urls);
+
+  // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
+  const patientMatch = worldPatientMatch({ fhirStore, config });
+  const match: RequestHandler = (req, res) => sendFhir(req, res, 200, patientMatch.answer(matchInput(req), `${urls.fhirBase}/Patient/$match`));
+  const matchPath = `${base}/Patient/$match`;
+  router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
+  router.post(matchPath, withToken, patientMatchScope, match);
   router.get(`${base}/:type/:id`, withToken, (req, res) => {
     const { type, id } = req.params as { type: string; id: string };
     const grant = res.locals.grant!;
@@ -95,7 +110,7 @@ export function fhirRouter({
     throw new FhirError(
       req.method === 'GET' ? 404 : 405,
       'not-supported',
-      `${req.method} ${req.path} is not supported: this endpoint offers read, search and metadata. See ${urls.fhirBase}/metadata.`,
+      `${req.method} ${req.path} is not supported: this endpoint offers read, search, Patient/$match and metadata. See ${urls.fhirBase}/metadata.`,
     );
   });
   // Errors, whichever layer raises them, become OperationOutcomes in api/http/problem-handler.ts.
@@ -139,7 +154,10 @@ function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): 
   }
   if (allowed.filters === 'all') return () => true;
   const definitions = searchParametersOf(type);
-  const alternatives = allowed.filters.map((filter) => filter.map(([name, value]) => criterion(definitions[name]!, value)!));
+  // A filter this endpoint cannot evaluate is refused at grant; one on a token granted before that rule matches nothing.
+  const alternatives = allowed.filters.map((filter) =>
+    filter.map(([name, value]): Criterion => (Object.hasOwn(definitions, name) && criterion(definitions[name]!, value)) || (() => false)),
+  );
   return (resource) => alternatives.some((all) => all.every((matches) => matches(resource)));
 }
 

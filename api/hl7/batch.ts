@@ -4,7 +4,7 @@ import { ackModeOf, acknowledgementsFor, buildCommitAck } from '../../hl7/ack-mo
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
 import { type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
-import { processHl7 } from '../../hl7/process';
+import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { Database } from '../../platform/database';
 import type { WorkflowClient } from '../../platform/workflow-client';
 import { recordNewDelivery } from '../../webhooks/delivery-records';
@@ -55,7 +55,7 @@ export async function injectHl7Batch(
   const answers: string[] = [];
   let accepted = 0;
   for (const message of stream.messages) {
-    const outcome = processHl7(message);
+    const outcome = await processHl7OffLoop(message);
     const msh = readMsh(message);
     const mode = ackModeOf(msh?.get(15) ?? '', msh?.get(16) ?? '');
     const addressee = addresseeFromText(message);
@@ -64,9 +64,9 @@ export async function injectHl7Batch(
     let commit: 'CA' | 'CE' | 'CR' = outcome.ack.code === 'AR' ? 'CR' : 'CA';
     if (isAccepted(outcome)) {
       try {
-        const recipient = await recipientFor(msh!.get(5), msh!.get(6));
+        const recipient = await recipientFor(outcome.header.receivingApplication, outcome.header.receivingFacility);
         const delivery = planHl7Delivery(recipient, outcome);
-        await startDelivery(deps.workflows, delivery, deps.retryScheduleMs);
+        await startDelivery(deps, delivery, deps.retryScheduleMs);
         await recordNewDelivery(deps.db, delivery).catch(deps.onError);
         deliveryId = delivery.id;
         accepted++;

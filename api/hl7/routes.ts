@@ -7,7 +7,7 @@ import { ackJson, type Hl7Ack } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
 import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
 import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
-import { processHl7 } from '../../hl7/process';
+import { processHl7OffLoop } from '../../hl7/off-loop';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
@@ -276,7 +276,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           else res.status(status).json(result);
           return RESPONDED;
         }
-        const outcome = processHl7(body.message);
+        const outcome = await processHl7OffLoop(body.message);
         if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
         if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
         if (!isAccepted(outcome)) {
@@ -289,13 +289,13 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           const detail = `The message was ${code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)'}: ${summary}`;
           throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, outcome.ack);
         }
-        const msh = outcome.message!.header;
-        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, msh.get(5), msh.get(6));
+        const { receivingApplication, receivingFacility } = outcome.header;
+        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, receivingApplication, receivingFacility);
         const answer = await acceptWork({
           res,
           plan: () => planHl7Delivery(recipient, outcome),
           describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
             const recorded = await findDelivery(db, auth.organizationId, delivery.id);

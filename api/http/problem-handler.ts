@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from '../../platform/database';
 import { WorkflowEngineUnavailableError, WorkflowRefusedError } from '../../platform/workflow-client';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { OAuthError, type OAuthErrorCode } from '../../smart/oauth-error';
+import { JSON_DEPTH_LIMIT } from './body-depth';
 import { openCors } from './cors';
 import { ApiProblem, databaseUnavailable, workflowEngineUnavailable } from './problem';
 
@@ -77,6 +78,12 @@ function bodyProblem(error: HttpErrorLike, req: Request): ApiProblem | null {
         : new ApiProblem(400, 'malformed_body', `The request body cannot be read as ${contentType}.`);
     case 'entity.too.large':
       return new ApiProblem(413, 'body_too_large', `The request body is larger than this endpoint accepts (${formatBytes(error.limit)}).`);
+    case 'entity.too.deep':
+      return new ApiProblem(
+        400,
+        'body_too_deep',
+        `The JSON body nests deeper than ${JSON_DEPTH_LIMIT} levels, more than any request to this API needs.`,
+      );
     case 'parameters.too.many':
       return new ApiProblem(413, 'too_many_parameters', 'The form has more parameters than this endpoint accepts.');
     case 'encoding.unsupported':

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 
 /**
+ * How many field errors one answer lists: a 10,000-item array with a bad field in each would
+ * otherwise answer megabytes; the rest are counted in `errors_omitted`.
+ */
+export const MAX_LISTED_ERRORS = 50;
+
+/**
  * RFC 9457 problem details, the one error shape of the API (CONVENTIONS.md, HTTP): `type`, `title`,
  * `status`, `detail`, a stable snake_case `code`, and `errors` for validation failures.
  */
@@ -13,7 +19,11 @@ export const problemSchema = z
     code: z.string().meta({ description: 'Stable snake_case error code' }),
     instance: z.string().optional(),
     request_id: z.string().optional(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: `The invalid fields, the first ${MAX_LISTED_ERRORS} of them when there are more (see errors_omitted).` }),
+    errors_omitted: z.number().int().optional().meta({ description: 'How many further invalid fields were found but not listed.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 
@@ -58,7 +68,8 @@ export class ApiProblem extends Error {
       code: this.code,
       ...(instance ? { instance } : {}),
       ...(requestId ? { request_id: requestId } : {}),
-      ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+      ...(this.extra.errors ? { errors: this.extra.errors.slice(0, MAX_LISTED_ERRORS) } : {}),
+      ...(this.extra.errors && this.extra.errors.length > MAX_LISTED_ERRORS ? { errors_omitted: this.extra.errors.length - MAX_LISTED_ERRORS } : {}),
       ...this.extra.members,
     };
   }
@@ -81,8 +92,9 @@ const PART_NAMES: Record<RequestPart, string> = { body: 'body', query: 'query st
  * came from (`body.webhook_url`). `code` names the rule when it is more specific than a schema failure.
  */
 export function invalidFields(where: RequestPart, errors: FieldError[], code = 'validation_failed'): ApiProblem {
-  const summary = errors.map((entry) => `${entry.path}: ${entry.message}`).join('; ');
-  return new ApiProblem(422, code, `The request ${PART_NAMES[where]} is invalid: ${summary}`, { errors });
+  const listed = errors.slice(0, MAX_LISTED_ERRORS).map((entry) => `${entry.path}: ${entry.message}`);
+  const more = errors.length > MAX_LISTED_ERRORS ? `; and ${errors.length - MAX_LISTED_ERRORS} more` : '';
+  return new ApiProblem(422, code, `The request ${PART_NAMES[where]} is invalid: ${listed.join('; ')}${more}`, { errors });
 }
 
 /** Turns zod issues into the 422 of invalidFields. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { redactUrl, serializeError } from '../../platform/logger';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -21,8 +22,11 @@ export function requestContext(logger: Logger) {
     autoLogging: { ignore: (req: IncomingMessage) => req.url === '/healthz' || req.url === '/readyz' },
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      // Launch handles, codes and picker request ids travel in query strings: their values are not logged.
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      // pino-http would otherwise put pino's own error serializer back, with a database error's parameters.
+      err: serializeError,
     },
   });
 }

@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { aggregatorQueryPath, type StoredResult } from '../../activities/aggregator';
 import { type AggregatorQuery, aggregatorQueries } from '../../drizzle/schema';
+import { AGGREGATOR_QUERY_STATUSES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import { AGGREGATABLE_TYPES, PURPOSES_OF_USE, SIMULATED_BEHAVIOURS, SOURCE_IDS, SOURCE_STATUSES } from '../../interop/aggregator/vocabulary';
 import { demographicsOf } from '../../interop/mpi/demographics';
@@ -40,6 +41,10 @@ const querySchema = z
       .optional()
       .meta({ description: 'Make a source fail (`error`) or never answer (`timeout`)', example: { lab: 'error', pharmacy: 'timeout' } }),
     source_timeout_ms: z.number().int().min(200).max(30_000).default(DEFAULT_SOURCE_TIMEOUT_MS),
+    include_probable_matches: z.boolean().default(false).meta({
+      description:
+        'Merge the records of a source whose match of the patient is only probable (it may be another person). By default such a source is reported as `probable_match` and its records are left out.',
+    }),
   })
   .strict()
   // Checked even when other fields are bad, so the 422 lists this one too (hence the defensive reads).
@@ -69,10 +74,13 @@ const sourceReportSchema = z.object({
   error: z.string().nullable(),
 });
 
-const queryAnswerSchema = z
+export const queryAnswerSchema = z
   .object({
     id: z.string().meta({ example: 'aq_01jd8x3m0ae8v9q2w1f4k7t5zr' }),
-    status: z.enum(['running', 'completed']),
+    status: z.enum(AGGREGATOR_QUERY_STATUSES).meta({
+      description:
+        '`running`, then `completed` (every source answered), `partial` (some sources failed or timed out; the others’ records are there) or `failed` (no source answered)',
+    }),
     purpose_of_use: z.enum(PURPOSES_OF_USE),
     workflow_id: z.string(),
     created_at: z.iso.datetime(),
@@ -81,7 +89,10 @@ const queryAnswerSchema = z
     bundle: z
       .looseObject({ resourceType: z.literal('Bundle'), type: z.literal('collection') })
       .nullable()
-      .meta({ description: 'The patient, every record once (meta.source: the copy kept), and one Provenance per source that answered' }),
+      .meta({
+        description:
+          'The patient (with each answering source’s MRN), every record once (meta.source: the copy kept), one Provenance per source that answered, and one OperationOutcome per source that failed, timed out or held only a probable match',
+      }),
   })
   .meta({ id: 'AggregatorQuery' });
 
@@ -166,6 +177,7 @@ export function aggregatorRoutes({
           seed: body.seed,
           simulate: body.simulate ?? {},
           sourceTimeoutMs: body.source_timeout_ms,
+          includeProbableMatches: body.include_probable_matches,
         };
         // A retry with the same Idempotency-Key gets the first request's plan back, so the same query (api/http/accepted-work.ts).
         const plan = () => ({ queryId: newId('aq'), createdAt: new Date().toISOString() });
@@ -197,7 +209,7 @@ export function aggregatorRoutes({
           },
           fallback: ({ queryId, createdAt }) => running(queryId, body.purpose_of_use, createdAt),
         });
-        if (finished && answer.status === 'completed') res.status(200).json(answer);
+        if (finished && answer.status !== 'running') res.status(200).json(answer);
         else res.status(202).setHeader('Location', aggregatorQueryPath(answer.id)).json(answer);
         return RESPONDED;
       },

@@ -5,11 +5,39 @@ import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { defineRoute } from '../http/route';
 import { resourceNotFound } from '../sandbox/world-lookups';
 
-const verificationResultSchema = z
-  .looseObject({ resourceType: z.literal('VerificationResult'), id: z.string(), status: z.string() })
-  .meta({ id: 'FhirVerificationResult', description: 'One primary-source check as a FHIR R4 VerificationResult' });
+const codeableConcept = z.looseObject({ coding: z.array(z.looseObject({ system: z.string(), code: z.string() })) });
+const reference = z.looseObject({ reference: z.string(), display: z.string().optional() });
 
-const credentialingFileSchema = z
+const verificationResultSchema = z
+  .looseObject({
+    resourceType: z.literal('VerificationResult'),
+    id: z.string(),
+    status: z.enum(['validated', 'val-fail', 'in-process']),
+    contained: z
+      .array(z.looseObject({ resourceType: z.literal('Organization'), id: z.string(), name: z.string() }))
+      .meta({ description: 'The primary source and the verification organization, as Organizations' }),
+    target: z.array(reference),
+    need: codeableConcept,
+    statusDate: z.string(),
+    validationType: codeableConcept,
+    validationProcess: z.array(codeableConcept),
+    failureAction: codeableConcept.meta({
+      description: 'http://terminology.hl7.org/CodeSystem/failure-action: fatal (NPI, license, exclusions) or warn (DEA, board, Medicare)',
+    }),
+    primarySource: z.array(
+      z.looseObject({ who: reference.meta({ description: 'The primary source: a contained Organization (#…)' }), validationStatus: codeableConcept }),
+    ),
+    attestation: z
+      .looseObject({ who: reference, onBehalfOf: reference, communicationMethod: codeableConcept, date: z.string() })
+      .meta({ description: "The practitioner's attestation of their application, on behalf of the organization they join" }),
+    validator: z.array(z.looseObject({ organization: reference })),
+  })
+  .meta({
+    id: 'FhirVerificationResult',
+    description: 'One primary-source check as a FHIR R4 VerificationResult with the elements HL7 NDH’s Verification profile requires',
+  });
+
+export const credentialingFileSchema = z
   .object({
     practitioner_id: z.string().meta({ example: 'syn-prac-001' }),
     name: z.string(),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Patient } from 'fhir/r4';
+import type { Bundle, Patient } from 'fhir/r4';
 import { z } from 'zod';
 import { asFhirJson, fhirResourceSchema } from '../../fhir/resource-json';
 import type { FhirStore } from '../../fixtures/store';
@@ -34,16 +34,28 @@ export function enoughToMatch(demographics: Demographics): boolean {
   );
 }
 
+// Bounded so a request's cost is: the index compares each name, street and identifier it is sent.
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 const queryPatientSchema = z
   .looseObject({
     resourceType: z.literal('Patient'),
-    identifier: z.array(z.looseObject({ system: z.string().optional(), value: z.string().optional() })).optional(),
-    name: z.array(z.looseObject({ use: z.string().optional(), family: z.string().optional(), given: z.array(z.string()).optional() })).optional(),
-    telecom: z.array(z.looseObject({ system: z.string().optional(), value: z.string().optional() })).optional(),
+    identifier: z
+      .array(z.looseObject({ system: text(200).optional(), value: text(100).optional() }))
+      .max(10)
+      .optional(),
+    name: z
+      .array(z.looseObject({ use: z.string().optional(), family: text(100).optional(), given: z.array(text(100)).max(5).optional() }))
+      .max(5)
+      .optional(),
+    telecom: z
+      .array(z.looseObject({ system: z.string().optional(), value: text(100).optional() }))
+      .max(10)
+      .optional(),
     gender: z.enum(GENDERS, { message: `must be one of ${GENDERS.join(', ')}` }).optional(),
     birthDate: dateField.optional(),
     address: z
-      .array(z.looseObject({ line: z.array(z.string()).optional(), city: z.string().optional(), postalCode: z.string().optional() }))
+      .array(z.looseObject({ line: z.array(text(200)).max(4).optional(), city: text(100).optional(), postalCode: text(10).optional() }))
+      .max(5)
       .optional(),
   })
   .meta({ description: 'The demographics to match, as a FHIR R4 Patient' });
@@ -65,7 +77,8 @@ const parametersBody = z
           })
           .strict(),
       )
-      .min(1, 'must hold the resource parameter'),
+      .min(1, 'must hold the resource parameter')
+      .max(3, 'holds resource, onlyCertainMatches and count at most once each'),
   })
   .strict()
   .superRefine((body, context) => {
@@ -115,6 +128,22 @@ const demographicsBody = z
 export const matchBodySchema = z.discriminatedUnion('resourceType', [parametersBody, demographicsBody]);
 export type MatchBody = z.output<typeof matchBodySchema>;
 
+const barePatientBody = queryPatientSchema
+  .superRefine((patient, context) => {
+    if (!enoughToMatch(demographicsOf(patient as Patient))) context.addIssue({ code: 'custom', path: [], message: ENOUGH });
+  })
+  .meta({ id: 'MpiMatchPatient', description: 'A bare FHIR R4 Patient: the demographics to match, with the defaults of the other parameters' });
+
+/**
+ * `POST /fhir/R4/Patient/$match` (IHE PDQm ITI-119): a `Parameters` resource (`resource`,
+ * `onlyCertainMatches`, `count`) or a bare Patient.
+ */
+export const fhirMatchBodySchema = z.discriminatedUnion('resourceType', [parametersBody, barePatientBody]).meta({
+  id: 'PatientMatchInput',
+  description: 'ITI-119 input: a Parameters resource (resource, onlyCertainMatches, count) or a bare Patient',
+});
+export type FhirMatchBody = z.output<typeof fhirMatchBodySchema>;
+
 export type PlainDemographics = z.output<z.ZodObject<typeof demographicsShape>>;
 
 export function patientFromDemographics(body: PlainDemographics): Patient {
@@ -131,8 +160,9 @@ export function patientFromDemographics(body: PlainDemographics): Patient {
   };
 }
 
-/** The request in either shape, as the Patient to match and the options. */
-export function matchRequest(body: MatchBody): { patient: Patient; onlyCertainMatches: boolean; count: number } {
+/** The request in any shape, as the Patient to match and the options. */
+export function matchRequest(body: MatchBody | FhirMatchBody): { patient: Patient; onlyCertainMatches: boolean; count: number } {
+  if (body.resourceType === 'Patient') return { patient: body as Patient, onlyCertainMatches: false, count: MAX_MATCH_COUNT };
   if (body.resourceType === 'Parameters') {
     const find = (name: (typeof PARAMETER_NAMES)[number]) => body.parameter.find((parameter) => parameter.name === name);
     return {
@@ -144,53 +174,76 @@ export function matchRequest(body: MatchBody): { patient: Patient; onlyCertainMa
   return { patient: patientFromDemographics(body), onlyCertainMatches: body.only_certain_matches ?? false, count: body.count ?? MAX_MATCH_COUNT };
 }
 
-const bundleSchema = z
+export const matchBundleSchema = z
   .looseObject({
     resourceType: z.literal('Bundle'),
     type: z.literal('searchset'),
-    total: z.number().int(),
+    total: z.number().int().meta({ description: 'How many Patients the Bundle holds' }),
     entry: z.array(
-      z.looseObject({
-        fullUrl: z.string(),
-        resource: fhirResourceSchema,
-        search: z.looseObject({
-          mode: z.literal('match'),
-          score: z.number().meta({ description: 'Posterior probability that the record is the same person, 0 to 1' }),
-          extension: z.array(z.looseObject({ url: z.string() })).meta({
-            description: 'The match-grade extension (certain, probable, possible) and the per-field breakdown (match-breakdown)',
+      z.union([
+        z.looseObject({
+          fullUrl: z.string(),
+          resource: fhirResourceSchema,
+          search: z.looseObject({
+            mode: z.literal('match'),
+            score: z.number().meta({ description: 'Posterior probability that the record is the same person, 0 to 1' }),
+            extension: z.array(z.looseObject({ url: z.string() })).meta({
+              description: 'The match-grade extension (certain, probable, possible) and the per-field breakdown (match-breakdown)',
+            }),
           }),
         }),
-      }),
+        z
+          .looseObject({
+            fullUrl: z.string(),
+            resource: z.looseObject({
+              resourceType: z.literal('OperationOutcome'),
+              issue: z.array(z.looseObject({ severity: z.literal('information'), code: z.literal('multiple-matches'), diagnostics: z.string() })),
+            }),
+            search: z.looseObject({ mode: z.literal('outcome') }),
+          })
+          .meta({ description: 'With onlyCertainMatches and several certain records: an OperationOutcome saying so, and no Patient (ITI-119)' }),
+      ]),
     ),
   })
-  .meta({ id: 'MpiMatchBundle', description: 'A FHIR R4 searchset Bundle of candidates, best first' });
+  .meta({ id: 'MpiMatchBundle', description: 'A FHIR R4 searchset Bundle of candidates, best first (IHE PDQm ITI-119)' });
 
-/** `POST /v1/sandbox/mpi/match` and the index's records: the master patient index over the synthetic world. */
-export function mpiRoutes({ fhirStore, config }: { fhirStore: FhirStore; config: Config }) {
+/** The master patient index over the synthetic world, answering $match in any of its request shapes. */
+export function worldPatientMatch({ fhirStore, config }: { fhirStore: FhirStore; config: Config }) {
   const mpi = worldMpi(fhirStore);
   const recordUrl = (patient: Patient) =>
     fhirStore.read('Patient', patient.id!)
       ? `${config.PUBLIC_BASE_URL}/fhir/R4/Patient/${patient.id}`
       : `${config.PUBLIC_BASE_URL}/v1/sandbox/mpi/records/${patient.id}`;
+  return {
+    mpi,
+    answer(body: MatchBody | FhirMatchBody, selfUrl?: string): Bundle {
+      const request = matchRequest(body);
+      return matchBundle(mpi.index.match(demographicsOf(request.patient), request), recordUrl, randomUUID(), new Date().toISOString(), selfUrl);
+    },
+  };
+}
+
+/**
+ * `POST /v1/sandbox/mpi/match` and the index's records. The match is also the FHIR operation
+ * `POST /fhir/R4/Patient/$match` (api/fhir/routes.ts), which takes the FHIR shapes only.
+ */
+export function mpiRoutes(deps: { fhirStore: FhirStore; config: Config }) {
+  const { mpi, answer } = worldPatientMatch(deps);
 
   return [
     defineRoute({
       method: 'post',
       path: '/v1/sandbox/mpi/match',
       operationId: 'matchPatient',
-      summary: 'Find the records of a patient in the master patient index (FHIR Patient/$match)',
+      summary: 'Find the records of a patient in the master patient index (as FHIR Patient/$match)',
       description:
-        'Send a FHIR `Parameters` resource (`resource`, `onlyCertainMatches`, `count`) or plain JSON demographics. Candidates are scored with Fellegi–Sunter weights and graded certain, probable or possible; certainly-not candidates are left out. Each entry explains its score field by field.',
+        'Send a FHIR `Parameters` resource (`resource`, `onlyCertainMatches`, `count`) or plain JSON demographics. Candidates are scored with Fellegi–Sunter weights and graded certain, probable or possible; certainly-not candidates are left out. Each entry explains its score field by field. With `onlyCertainMatches` and several certain records, no record (IHE ITI-119). The FHIR operation itself is `POST /fhir/R4/Patient/$match`.',
       tag: 'Interop',
       auth: 'api_key',
       body: matchBodySchema,
-      success: { status: 200, description: 'The candidates, best first', schema: bundleSchema },
+      success: { status: 200, description: 'The candidates, best first', schema: matchBundleSchema },
       errors: [415, 422],
-      handler: async ({ body }) => {
-        const request = matchRequest(body);
-        const { candidates } = mpi.index.match(demographicsOf(request.patient), request);
-        return matchBundle(candidates, recordUrl, randomUUID(), new Date().toISOString()) as unknown as z.input<typeof bundleSchema>;
-      },
+      handler: async ({ body }) => answer(body) as unknown as z.input<typeof matchBundleSchema>,
     }),
     defineRoute({
       method: 'get',

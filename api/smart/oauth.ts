@@ -4,6 +4,7 @@ import { criterion, searchParametersOf } from '../../fhir/search-parameters';
 import type { FhirStore } from '../../fixtures/store';
 import type { Database } from '../../platform/database';
 import { lookUpApiKey } from '../../platform/organizations';
+import { excerpt } from '../../platform/text';
 import { type AuthorizationFlow, type AuthorizeOutcome, EXPIRED_REQUEST } from '../../smart/authorizations';
 import { authenticateClient, findClient } from '../../smart/clients';
 import { SMART_PATHS } from '../../smart/endpoints';
@@ -66,7 +67,8 @@ export function oauthRouter({
     );
   });
   router.post(SMART_PATHS.patientPicker, async (req, res) => {
-    const body = req.body as Record<string, unknown>;
+    // No form (text/plain, no Content-Type) is no choice, not an error of ours.
+    const body = (req.body ?? {}) as Record<string, unknown>;
     const requestId = typeof body.request === 'string' ? body.request : '';
     const choice = body.deny !== undefined ? 'deny' : typeof body.patient === 'string' ? { patientId: body.patient } : null;
     if (!choice) {
@@ -84,7 +86,7 @@ export function oauthRouter({
     const grantType = body.grant_type;
     if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required: authorization_code or refresh_token.');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported; use authorization_code or refresh_token.`);
+      throw new OAuthError('unsupported_grant_type', `grant_type ${excerpt(grantType)} is not supported; use authorization_code or refresh_token.`);
     }
     const client = await authenticateClient(db, {
       authorization: req.headers.authorization,
@@ -192,7 +194,7 @@ function formParams(req: Request): URLSearchParams {
 function formBody(req: Request): Record<string, string | undefined> {
   const body: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries((req.body ?? {}) as Record<string, string | string[]>)) {
-    if (Array.isArray(value)) throw new OAuthError('invalid_request', `${name} must appear once.`);
+    if (Array.isArray(value)) throw new OAuthError('invalid_request', `${excerpt(name)} must appear once.`);
     body[name] = value;
   }
   return body;
@@ -208,7 +210,7 @@ const refuseNul: RequestHandler = (req, _res, next) => {
     [value].flat().map((single) => [name, single]),
   );
   const withNul = [...query, ...body].find(([name, value]) => `${name}${value}`.includes('\u0000'));
-  if (withNul) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(withNul[0])} contains a NUL character.`);
+  if (withNul) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(excerpt(withNul[0] ?? ''))} contains a NUL character.`);
   next();
 };
 
@@ -216,7 +218,7 @@ const formOnly: RequestHandler = (req, _res, next) => {
   if (!req.is('application/x-www-form-urlencoded')) {
     throw new OAuthError(
       'invalid_request',
-      `Send the parameters as application/x-www-form-urlencoded (got ${req.headers['content-type'] ?? 'no Content-Type'}).`,
+      `Send the parameters as application/x-www-form-urlencoded (got ${excerpt(req.headers['content-type'] ?? 'no Content-Type')}).`,
     );
   }
   next();

@@ -93,6 +93,11 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
       body: createConnectionSchema,
       success: { status: 201, description: 'The new connection', schema: connectionSchema },
       errors: [415, 422],
+      // The secret is shown once: an Idempotency-Key replay answers it masked, so the key's store never holds it.
+      replayed: (connection) => ({
+        ...connection,
+        webhook_secret: connection.webhook_secret === null || connection.webhook_secret === undefined ? null : maskSecret(connection.webhook_secret),
+      }),
       handler: async ({ auth, body }) => {
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const [connection] = await db

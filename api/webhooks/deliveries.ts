@@ -10,7 +10,15 @@ import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
-import { attemptsOf, findDelivery, listDeliveries, type NewDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import {
+  attemptsOf,
+  findDelivery,
+  listDeliveries,
+  type NewDelivery,
+  PAGE_ENVELOPE_BYTES,
+  pendingDelivery,
+  recordNewDelivery,
+} from '../../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../../webhooks/envelope';
 import { startDelivery } from '../../webhooks/start-delivery';
 import {
@@ -24,7 +32,7 @@ import {
 } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 import { acceptWork } from '../http/accepted-work';
-import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
+import { decodeCursor, encodeCursor, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 import { deliverySchema, presentDelivery } from './delivery-presenter';
@@ -143,7 +151,7 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           res,
           plan,
           describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery(workflows, delivery, config.WEBHOOK_RETRY_SCHEDULE),
+          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           // The delivery as accepted; its progress is at its url. Recorded here too, so a GET right after finds it.
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
@@ -161,6 +169,7 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
       path: '/v1/webhooks/deliveries',
       operationId: 'listDeliveries',
       summary: 'List deliveries with their attempts, newest first',
+      description: `A page holds up to \`limit\` deliveries, fewer when their envelopes pass ${PAGE_ENVELOPE_BYTES / 1024 / 1024} MiB together (a large HL7 v2 message makes an envelope of several MiB); \`next_cursor\` then continues after them.`,
       tag: 'Webhooks',
       auth: 'api_key',
       query: listQuerySchema,
@@ -175,12 +184,16 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           createdAfter: query.created_after ? new Date(query.created_after) : undefined,
           createdBefore: query.created_before ? new Date(query.created_before) : undefined,
         };
-        const rows = await listDeliveries(db, auth.organizationId, filter, query.limit + 1);
+        const page = await listDeliveries(db, auth.organizationId, filter, query.limit);
         const attempts = await attemptsOf(
           db,
-          rows.slice(0, query.limit).map((row) => row.id),
+          page.deliveries.map((row) => row.id),
         );
-        return toPage(rows, query.limit, (row) => presentDelivery(row, attempts.get(row.id)!));
+        const last = page.deliveries.at(-1);
+        return {
+          data: page.deliveries.map((row) => presentDelivery(row, attempts.get(row.id)!)),
+          next_cursor: page.more && last ? encodeCursor(last.id) : null,
+        };
       },
     }),
     defineRoute({

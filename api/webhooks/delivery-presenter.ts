@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Delivery, DeliveryAttempt } from '../../drizzle/schema';
 import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../../drizzle/vocabulary';
+import { storedJson } from '../http/json';
 
 /** How a delivery and its attempts look to partners (CONVENTIONS.md, Webhooks: delivery fields). */
 
@@ -10,10 +11,14 @@ export const attemptSchema = z
     number: z.number().int().meta({ description: '1 for the first attempt; retries and replays count on' }),
     trigger: z.enum(ATTEMPT_TRIGGERS),
     attempted_at: z.iso.datetime(),
-    duration_ms: z.number().int(),
+    duration_ms: z.number().int().nullable().meta({ description: 'Null while the attempt is `sending` and when its outcome is `unknown`' }),
     target_url: z.string().nullable().meta({ description: 'Where this attempt was sent, resolved when it was made' }),
     target_source: z.enum(TARGET_SOURCES).nullable(),
-    outcome: z.enum(ATTEMPT_OUTCOMES),
+    outcome: z.enum(ATTEMPT_OUTCOMES).meta({
+      description:
+        '`succeeded` (2xx), `failed`, `gone` (410: the delivery stopped). `sending`: recorded before the request went out, its answer not yet in. ' +
+        '`unknown`: the worker making the attempt stopped before recording the answer, so the receiver may or may not have received it (counted as failed).',
+    }),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().meta({ description: "The first 2 KiB of the receiver's answer" }),
     error: z.string().nullable(),
@@ -71,7 +76,8 @@ export function presentDelivery(delivery: Delivery, attempts: DeliveryAttempt[])
     run_id: delivery.runId,
     step_id: delivery.stepId,
     attempts: attempts.map(presentAttempt),
-    envelope: JSON.parse(delivery.envelopeBody),
+    // As stored and sent: parsing and writing again a large HL7 message's envelope would hold the event loop.
+    envelope: storedJson(delivery.envelopeBody),
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
     created_at: delivery.createdAt.toISOString(),
     updated_at: delivery.updatedAt.toISOString(),

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Bundle, FhirResource, Patient, Provenance } from 'fhir/r4';
+import type { Bundle, FhirResource, OperationOutcome, Patient, Provenance } from 'fhir/r4';
+import type { AggregatorQueryStatus } from '../../drizzle/vocabulary';
 import { SYNTHETIC_META, SYNTHETIC_TAG, WORLD_AS_OF } from '../../fixtures/synthetic';
-import { findSource } from './sources';
-import { PURPOSE_CODES, type PurposeOfUse, SOURCE_IDS, type SourceId, type SourceStatus } from './vocabulary';
+import { findSource, SOURCE_MRN_SYSTEM } from './sources';
+import { FAILED_SOURCE_STATUSES, PURPOSE_CODES, type PurposeOfUse, SOURCE_IDS, type SourceId, type SourceStatus } from './vocabulary';
 
 /** What one source answered, as the workflow collected it. */
 export interface SourceOutcome {
@@ -12,6 +13,8 @@ export interface SourceOutcome {
   latency_ms: number;
   /** The source's own id of the patient, when it matched. */
   patient_id?: string;
+  /** The source's MRN of the patient, when it matched (absent in outcomes recorded before it existed). */
+  mrn?: string;
   match_grade?: string;
   resources?: FhirResource[];
   error?: string;
@@ -109,15 +112,57 @@ function rewrite(value: unknown, map: Map<string, string>): void {
 }
 
 export interface AggregatedAnswer {
+  /** How the query went: every source answered, some failed or timed out, or none answered. */
+  status: Exclude<AggregatorQueryStatus, 'running'>;
   bundle: Bundle;
   sources: SourceReport[];
 }
 
+/** `completed` when every source answered (records, no match or a probable one), `failed` when none did, else `partial`. */
+export function answerStatus(outcomes: readonly Pick<SourceOutcome, 'status'>[]): AggregatedAnswer['status'] {
+  const failed = outcomes.filter((outcome) => FAILED_SOURCE_STATUSES.includes(outcome.status)).length;
+  if (failed === 0) return 'completed';
+  return failed === outcomes.length ? 'failed' : 'partial';
+}
+
 /**
- * The answer: one Patient, every record once (the most authoritative source's copy, its
- * `meta.source` naming that source), references between records pointing inside the Bundle, and
- * one Provenance per source that answered, targeting every record it held. Pure: the same outcomes
- * give the same Bundle.
+ * What the answer says about a source that gave it nothing: an error or a timeout (the answer is
+ * incomplete), or a probable match left out because the query did not ask for probable matches.
+ */
+function sourceOutcome(outcome: SourceOutcome): OperationOutcome {
+  const name = findSource(outcome.source).name;
+  const issue: OperationOutcome['issue'][number] =
+    outcome.status === 'timeout'
+      ? {
+          severity: 'error',
+          code: 'timeout',
+          diagnostics: `${name} did not answer in time: ${outcome.error ?? 'timed out'}. Its records are missing from this answer.`,
+        }
+      : outcome.status === 'error'
+        ? {
+            severity: 'error',
+            code: 'exception',
+            diagnostics: `${name} failed: ${outcome.error ?? 'error'}. Its records are missing from this answer.`,
+          }
+        : {
+            severity: 'warning',
+            code: 'incomplete',
+            diagnostics: `${name} holds a probable match of the patient, left out: ask with include_probable_matches to merge probable matches.`,
+          };
+  return {
+    resourceType: 'OperationOutcome',
+    id: `outcome-${outcome.source}`,
+    meta: { ...SYNTHETIC_META, source: sourceUri(outcome.source) },
+    issue: [issue],
+  };
+}
+
+/**
+ * The answer: one Patient (with each answering source's MRN), every record once (the most
+ * authoritative source's copy, its `meta.source` naming that source), references between records
+ * pointing inside the Bundle, one Provenance per source that answered, targeting every record it
+ * held, and one OperationOutcome per source that failed, timed out or held only a probable match.
+ * Pure: the same outcomes give the same Bundle.
  */
 export function aggregate(options: { patient: Patient; purpose: PurposeOfUse; outcomes: readonly SourceOutcome[]; seed: number }): AggregatedAnswer {
   const { purpose, outcomes, seed } = options;
@@ -143,12 +188,10 @@ export function aggregate(options: { patient: Patient; purpose: PurposeOfUse; ou
     }
     for (const [from, to] of sourceRefs) references.set(from, to);
   }
+  // Each source's MRN under that source's MRN system (its resource id is no MRN: Provenance names it).
   for (const outcome of outcomes) {
-    if (outcome.status !== 'ok') continue;
-    patient.identifier = [
-      ...(patient.identifier ?? []),
-      { system: `https://sandbox.example/fhir/sid/mrn-${outcome.source}`, value: String(outcome.patient_id) },
-    ];
+    if (outcome.status !== 'ok' || !outcome.mrn) continue;
+    patient.identifier = [...(patient.identifier ?? []), { system: SOURCE_MRN_SYSTEM(outcome.source), value: outcome.mrn }];
   }
   const records = [...groups.values()].sort((a, b) =>
     a.kept.resourceType === b.kept.resourceType ? (a.kept.id! < b.kept.id! ? -1 : 1) : a.kept.resourceType < b.kept.resourceType ? -1 : 1,
@@ -182,10 +225,16 @@ export function aggregate(options: { patient: Patient; purpose: PurposeOfUse; ou
       },
     ],
   }));
+  const unanswered = SOURCE_IDS.flatMap((source) =>
+    outcomes.filter(
+      (outcome) => outcome.source === source && (FAILED_SOURCE_STATUSES.includes(outcome.status) || outcome.status === 'probable_match'),
+    ),
+  );
   const resources: FhirResource[] = [
     patient,
     ...records.map((group) => group.kept),
     ...provenances.filter((provenance) => provenance.target.length > 0),
+    ...unanswered.map(sourceOutcome),
   ];
   const fingerprint = createHash('sha256')
     .update(JSON.stringify([seed, purpose, resources]))
@@ -216,5 +265,5 @@ export function aggregate(options: { patient: Patient; purpose: PurposeOfUse; ou
       error: outcome.error ?? null,
     };
   });
-  return { bundle, sources };
+  return { status: answerStatus(outcomes), bundle, sources };
 }

@@ -142,7 +142,7 @@ export function sourceRegistrations(
   return { patients, worldIdOf };
 }
 
-/** The source's own match of the requested demographics: its patient, if certain or probable. */
+/** The source's own match of the requested demographics: its best patient, if certain or probable (the caller decides whether probable counts). */
 export function matchAtSource(
   store: FhirStore,
   seed: number,

@@ -6,8 +6,16 @@
 export const SOURCE_IDS = ['hospital', 'clinic', 'lab', 'pharmacy', 'payer'] as const;
 export type SourceId = (typeof SOURCE_IDS)[number];
 
-export const SOURCE_STATUSES = ['ok', 'no_match', 'timeout', 'error'] as const;
+/**
+ * What a source answered: records (`ok`), no record of the patient (`no_match`), only a probable
+ * match, left out because the query did not ask for probable matches (`probable_match`), nothing in
+ * time (`timeout`), or an error (`error`).
+ */
+export const SOURCE_STATUSES = ['ok', 'no_match', 'probable_match', 'timeout', 'error'] as const;
 export type SourceStatus = (typeof SOURCE_STATUSES)[number];
+
+/** The sources that did not answer: each gets an OperationOutcome in the answer. */
+export const FAILED_SOURCE_STATUSES: readonly SourceStatus[] = ['timeout', 'error'];
 
 /** What a query may make a source do: answer, fail with an error, or never answer in time. */
 export const SIMULATED_BEHAVIOURS = ['ok', 'error', 'timeout'] as const;

@@ -1,4 +1,14 @@
-import type { Bundle, CodeableConcept, FhirResource, Practitioner, PractitionerRole, VerificationResult } from 'fhir/r4';
+import type {
+  Bundle,
+  CodeableConcept,
+  FhirResource,
+  Meta,
+  Organization,
+  Practitioner,
+  PractitionerRole,
+  Reference,
+  VerificationResult,
+} from 'fhir/r4';
 import type { FhirStore } from '../../fixtures/store';
 import { SYNTHETIC_META } from '../../fixtures/synthetic';
 import { SYSTEM } from '../../fixtures/terminology';
@@ -184,25 +194,63 @@ const PRIMARY_SOURCE_TYPES = {
 
 type Outcome = 'validated' | 'val-fail' | 'in-process';
 
-function verification(options: {
-  practitionerId: string;
+/**
+ * What the credentialing committee does when a check fails (R4 `failure-action` codes): a missing or
+ * lapsed NPI, license or exclusion stops the file; the others are followed up.
+ */
+const FAILURE_ACTIONS = {
+  npi: ['fatal', 'Fatal'],
+  license: ['fatal', 'Fatal'],
+  dea: ['warn', 'Warning'],
+  board_certification: ['warn', 'Warning'],
+  oig_exclusion: ['fatal', 'Fatal'],
+  sam_exclusion: ['fatal', 'Fatal'],
+  medicare_enrollment: ['warn', 'Warning'],
+} as const satisfies Record<Check, readonly [string, string]>;
+
+/** The credentials verification organization that runs every check (the validator). */
+export const VERIFIER_NAME = 'Synthetic Sandbox Credentials Verification Organization';
+
+const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+interface VerificationOptions {
+  id: string;
+  practitioner: Reference;
+  /** The organization the practitioner applies to join: whom the application was attested for. */
+  organization: Reference;
   check: Check;
-  suffix?: string;
   outcome: Outcome;
   performed: string;
   source?: string;
   targetLocation?: string;
-}): VerificationResult {
-  const { practitionerId, check, outcome, performed } = options;
+  meta: Meta;
+}
+
+/**
+ * One primary-source check as a VerificationResult with what HL7 NDH's Verification profile requires:
+ * target, need, status date, validation type and process, failure action, the primary source as an
+ * Organization (contained: the sources are not organizations of the world), the practitioner's
+ * attestation of the application it checks, and the validator.
+ */
+function verification(options: VerificationOptions): VerificationResult {
+  const { check, outcome, performed } = options;
   const [typeCode, typeDisplay, defaultSource] = PRIMARY_SOURCE_TYPES[check];
   const validationStatus = { validated: ['successful', 'Successful'], 'val-fail': ['failed', 'Failed'], 'in-process': ['unknown', 'Unknown'] }[
     outcome
   ];
+  const [failureCode, failureDisplay] = FAILURE_ACTIONS[check];
+  const sourceName = `${options.source ?? defaultSource} (synthetic)`;
+  const sourceId = `${options.id}-source`;
+  const verifierId = `${options.id}-verifier`;
+  const containedMeta = { tag: options.meta.tag };
+  const primarySource: Organization = { resourceType: 'Organization', id: sourceId, meta: containedMeta, active: true, name: sourceName };
+  const verifier: Organization = { resourceType: 'Organization', id: verifierId, meta: containedMeta, active: true, name: VERIFIER_NAME };
   return {
     resourceType: 'VerificationResult',
-    id: `syn-vr-${practitionerId.replace('syn-prac-', '')}-${check.replace(/_/g, '-')}${options.suffix ? `-${options.suffix}` : ''}`,
-    meta: SYNTHETIC_META,
-    target: [{ reference: `Practitioner/${practitionerId}` }],
+    id: options.id,
+    meta: options.meta,
+    contained: [primarySource, verifier],
+    target: [options.practitioner],
     ...(options.targetLocation ? { targetLocation: [options.targetLocation] } : {}),
     need: concept(`${TERMINOLOGY}/need`, 'periodic', 'Periodic'),
     status: outcome,
@@ -214,10 +262,10 @@ function verification(options: {
     frequency: { repeat: { frequency: 1, period: RECREDENTIALING_MONTHS, periodUnit: 'mo' } },
     lastPerformed: `${performed}T09:00:00Z`,
     nextScheduled: addMonths(performed, RECREDENTIALING_MONTHS),
-    failureAction: concept(`${TERMINOLOGY}/failure-action`, outcome === 'val-fail' ? 'hld' : 'none', outcome === 'val-fail' ? 'Hold' : 'None'),
+    failureAction: concept(`${TERMINOLOGY}/failure-action`, failureCode, failureDisplay),
     primarySource: [
       {
-        who: { display: `${options.source ?? defaultSource} (synthetic check)` },
+        who: { reference: `#${sourceId}`, display: sourceName },
         type: [concept(`${TERMINOLOGY}/primary-source-type`, typeCode, typeDisplay)],
         communicationMethod: [concept(`${TERMINOLOGY}/verificationresult-communication-method`, 'pull', 'Pull')],
         validationStatus: concept(`${TERMINOLOGY}/validation-status`, validationStatus[0]!, validationStatus[1]),
@@ -225,7 +273,31 @@ function verification(options: {
         canPushUpdates: concept(`${TERMINOLOGY}/can-push-updates`, 'no', 'No'),
       },
     ],
+    attestation: {
+      who: options.practitioner,
+      onBehalfOf: options.organization,
+      communicationMethod: concept(`${TERMINOLOGY}/verificationresult-communication-method`, 'portal', 'Portal'),
+      // The application is attested a fortnight before the checks run.
+      date: addDays(performed, -14),
+    },
+    validator: [{ organization: { reference: `#${verifierId}`, display: VERIFIER_NAME } }],
   };
+}
+
+/** The world practitioner's check: ids and references from the world. */
+function worldVerification(
+  practitionerId: string,
+  organization: Reference,
+  options: Omit<VerificationOptions, 'id' | 'practitioner' | 'organization' | 'meta'> & { suffix?: string },
+): VerificationResult {
+  const { suffix, ...rest } = options;
+  return verification({
+    ...rest,
+    id: `syn-vr-${practitionerId.replace('syn-prac-', '')}-${options.check.replace(/_/g, '-')}${suffix ? `-${suffix}` : ''}`,
+    practitioner: { reference: `Practitioner/${practitionerId}` },
+    organization,
+    meta: SYNTHETIC_META,
+  });
 }
 
 function digitsOf(text: string): string {
@@ -298,11 +370,12 @@ export function credentialingFile(store: FhirStore, practitionerId: string): Cre
           expires_on: `${2026 + (number % 3)}-0${(number % 9) + 1}-30`,
         };
 
+  const organizationRef: Reference = { reference: role.organization!.reference!, display: organization.name };
+  const check = (options: Parameters<typeof worldVerification>[2]) => worldVerification(practitionerId, organizationRef, options);
   const verifications: VerificationResult[] = [
-    verification({ practitionerId, check: 'npi', outcome: 'validated', performed, targetLocation: 'Practitioner.identifier[0]' }),
+    check({ check: 'npi', outcome: 'validated', performed, targetLocation: 'Practitioner.identifier[0]' }),
     ...licenses.map((license) =>
-      verification({
-        practitionerId,
+      check({
         check: 'license',
         suffix: license.state.toLowerCase(),
         outcome: license.status === 'active' ? 'validated' : 'val-fail',
@@ -310,11 +383,11 @@ export function credentialingFile(store: FhirStore, practitionerId: string): Cre
         source: license.state === 'OR' ? (isPhysician ? 'Oregon Medical Board' : 'Oregon State Board of Nursing') : 'Washington Medical Commission',
       }),
     ),
-    ...(dea ? [verification({ practitionerId, check: 'dea', outcome: 'validated', performed })] : []),
-    verification({ practitionerId, check: 'board_certification', outcome: boardPending ? 'in-process' : 'validated', performed, source: boardName }),
-    verification({ practitionerId, check: 'oig_exclusion', outcome: excluded ? 'val-fail' : 'validated', performed }),
-    verification({ practitionerId, check: 'sam_exclusion', outcome: excluded ? 'val-fail' : 'validated', performed }),
-    verification({ practitionerId, check: 'medicare_enrollment', outcome: medicarePending ? 'in-process' : 'validated', performed }),
+    ...(dea ? [check({ check: 'dea', outcome: 'validated', performed })] : []),
+    check({ check: 'board_certification', outcome: boardPending ? 'in-process' : 'validated', performed, source: boardName }),
+    check({ check: 'oig_exclusion', outcome: excluded ? 'val-fail' : 'validated', performed }),
+    check({ check: 'sam_exclusion', outcome: excluded ? 'val-fail' : 'validated', performed }),
+    check({ check: 'medicare_enrollment', outcome: medicarePending ? 'in-process' : 'validated', performed }),
   ];
 
   const reasons: string[] = [];
@@ -419,9 +492,24 @@ export function credentialingFiles(store: FhirStore): CredentialingFile[] {
 }
 
 /**
- * The file as FHIR R4, for webhooks: a `collection` Bundle of the Practitioner, their role and every
- * VerificationResult.
+ * What the `credentialing.practitioner.verified` event carries: a `collection` Bundle of the
+ * Practitioner, their PractitionerRole and every VerificationResult. One shape for every emitter.
  */
+function verificationBundle(id: string, meta: Meta, timestamp: string, resources: FhirResource[]): Bundle {
+  return {
+    resourceType: 'Bundle',
+    id,
+    meta,
+    type: 'collection',
+    timestamp,
+    entry: resources.map((resource) => ({
+      fullUrl: `https://sandbox.example/fhir/${resource.resourceType}/${resource.id}`,
+      resource: structuredClone(resource),
+    })),
+  };
+}
+
+/** A world practitioner's file as FHIR R4, for webhooks (see verificationBundle). */
 export function credentialingBundle(store: FhirStore, practitionerId: string): Bundle | undefined {
   const file = credentialingFile(store, practitionerId);
   if (!file) return undefined;
@@ -429,15 +517,60 @@ export function credentialingBundle(store: FhirStore, practitionerId: string): B
     (candidate) => candidate.practitioner?.reference === `Practitioner/${practitionerId}`,
   );
   const resources: FhirResource[] = [store.read('Practitioner', practitionerId)!, ...(role ? [role] : []), ...file.verifications];
-  return {
-    resourceType: 'Bundle',
-    id: `syn-credentialing-${practitionerId.replace('syn-prac-', '')}`,
-    meta: SYNTHETIC_META,
-    type: 'collection',
-    timestamp: `${file.last_credentialed_on}T09:00:00Z`,
-    entry: resources.map((resource) => ({
-      fullUrl: `https://sandbox.example/fhir/${resource.resourceType}/${resource.id}`,
-      resource: structuredClone(resource),
-    })),
+  return verificationBundle(
+    `syn-credentialing-${practitionerId.replace('syn-prac-', '')}`,
+    SYNTHETIC_META,
+    `${file.last_credentialed_on}T09:00:00Z`,
+    resources,
+  );
+}
+
+/**
+ * A new practitioner whose every primary-source check passed (the `practitioner_credentialing`
+ * scenario): their role in `organization` and a validated VerificationResult per check, in the
+ * event's Bundle. `idOf` names each resource, so a scenario run stamps them as its own.
+ */
+export function newlyVerifiedBundle(options: {
+  practitioner: Practitioner;
+  organization: Reference;
+  specialty: CodeableConcept;
+  /** The day the checks ran, YYYY-MM-DD. */
+  performed: string;
+  idOf(kind: string): string;
+  meta: Meta;
+}): Bundle {
+  const { practitioner, organization, performed, idOf, meta } = options;
+  const practitionerRef: Reference = { reference: `Practitioner/${practitioner.id}` };
+  const role: PractitionerRole = {
+    resourceType: 'PractitionerRole',
+    id: idOf('role'),
+    meta,
+    active: true,
+    period: { start: performed },
+    practitioner: practitionerRef,
+    organization,
+    specialty: [options.specialty],
   };
+  const checks: { check: Check; targetLocation?: string }[] = [
+    { check: 'npi', targetLocation: 'Practitioner.identifier[0]' },
+    { check: 'license' },
+    { check: 'board_certification' },
+    { check: 'oig_exclusion' },
+    { check: 'sam_exclusion' },
+    { check: 'medicare_enrollment' },
+  ];
+  const verifications = checks.map(({ check, targetLocation }) =>
+    verification({
+      id: idOf(`vr-${check.replace(/_/g, '-')}`),
+      practitioner: practitionerRef,
+      organization,
+      check,
+      outcome: 'validated',
+      performed,
+      ...(targetLocation ? { targetLocation } : {}),
+      ...(check === 'board_certification' ? { source: 'American Board of Internal Medicine' } : {}),
+      meta,
+    }),
+  );
+  return verificationBundle(idOf('credentialing'), meta, `${performed}T09:00:00Z`, [practitioner, role, ...verifications]);
 }

@@ -1,6 +1,6 @@
-import type { Bundle, BundleEntry, Extension, Patient } from 'fhir/r4';
+import type { Bundle, BundleEntry, Extension, OperationOutcome, Patient } from 'fhir/r4';
 import type { FieldComparison } from './compare';
-import type { MatchCandidate } from './mpi-index';
+import type { MatchCandidate, MatchResult } from './mpi-index';
 
 /** The R4 core extension $match puts on each entry's `search`. */
 export const MATCH_GRADE_EXTENSION = 'http://hl7.org/fhir/StructureDefinition/match-grade';
@@ -34,10 +34,19 @@ export function breakdownExtension(candidate: MatchCandidate): Extension {
 }
 
 /**
- * The `Patient/$match` answer: a searchset Bundle, best first, each entry with `search.score`, the
- * match-grade extension and the breakdown.
+ * The `Patient/$match` answer (IHE PDQm ITI-119): a searchset Bundle, best first, each entry with
+ * `search.score`, the match-grade extension and the breakdown. When `onlyCertainMatches` found
+ * several certain records, no Patient at all and an informational OperationOutcome (search mode
+ * `outcome`) saying so; `total` counts Patients only.
  */
-export function matchBundle(candidates: readonly MatchCandidate[], fullUrlOf: (patient: Patient) => string, id: string, lastUpdated: string): Bundle {
+export function matchBundle(
+  result: Pick<MatchResult, 'candidates' | 'ambiguousCertainMatches'>,
+  fullUrlOf: (patient: Patient) => string,
+  id: string,
+  lastUpdated: string,
+  selfUrl?: string,
+): Bundle {
+  const { candidates } = result;
   const entry: BundleEntry[] = candidates.map((candidate) => ({
     fullUrl: fullUrlOf(candidate.patient),
     resource: candidate.patient,
@@ -47,5 +56,28 @@ export function matchBundle(candidates: readonly MatchCandidate[], fullUrlOf: (p
       extension: [{ url: MATCH_GRADE_EXTENSION, valueCode: candidate.grade }, breakdownExtension(candidate)],
     },
   }));
-  return { resourceType: 'Bundle', id, meta: { lastUpdated }, type: 'searchset', total: entry.length, entry };
+  const total = entry.length;
+  if (result.ambiguousCertainMatches) {
+    const outcome: OperationOutcome = {
+      resourceType: 'OperationOutcome',
+      id,
+      issue: [
+        {
+          severity: 'information',
+          code: 'multiple-matches',
+          diagnostics: `${result.ambiguousCertainMatches} records match with certainty; with onlyCertainMatches no record is returned (IHE ITI-119). Send more demographics, or ask without onlyCertainMatches to see the candidates.`,
+        },
+      ],
+    };
+    entry.push({ fullUrl: `urn:uuid:${id}`, resource: outcome, search: { mode: 'outcome' } });
+  }
+  return {
+    resourceType: 'Bundle',
+    id,
+    meta: { lastUpdated },
+    type: 'searchset',
+    total,
+    ...(selfUrl ? { link: [{ relation: 'self', url: selfUrl }] } : {}),
+    entry,
+  };
 }

@@ -32,6 +32,11 @@ export interface MatchResult {
   candidates: MatchCandidate[];
   /** How many records blocking let through to be compared. */
   compared: number;
+  /**
+   * With `onlyCertainMatches`, how many records were certain when more than one was: IHE ITI-119
+   * answers none then, since the client asked for the one record that is surely the patient.
+   */
+  ambiguousCertainMatches?: number;
 }
 
 export interface MpiIndex {
@@ -118,8 +123,11 @@ export function createMpiIndex(patients: readonly Patient[]): MpiIndex {
         const previous = best.get(surviving.id!);
         if (!previous || candidate.weight > previous.weight) best.set(surviving.id!, candidate);
       }
-      const candidates = [...best.values()]
-        .filter((candidate) => candidate.grade !== 'certainly-not' && (!options.onlyCertainMatches || candidate.grade === 'certain'))
+      const kept = [...best.values()].filter(
+        (candidate) => candidate.grade !== 'certainly-not' && (!options.onlyCertainMatches || candidate.grade === 'certain'),
+      );
+      if (options.onlyCertainMatches && kept.length > 1) return { candidates: [], compared: positions.size, ambiguousCertainMatches: kept.length };
+      const candidates = kept
         .sort(
           (a, b) =>
             gradeRank(b.grade) - gradeRank(a.grade) ||

@@ -4,8 +4,10 @@ import type { Bundle, Observation } from 'fhir/r4';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
+import { canEvaluate } from '../../fhir/search-parameters';
 import { smartUrls } from '../../smart/endpoints';
 import { createTokenService } from '../../smart/tokens';
+import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer, postForm, standaloneTokens } from '../support/smart';
 
@@ -63,6 +65,7 @@ function expectOutcome(response: { status: number; headers: Headers; body: any }
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/fhir\+json/);
   expect(response.body).toMatchObject({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, diagnostics: expect.any(String) }] });
+  expect(fhirErrors(response.body)).toEqual([]);
 }
 
 describe('/fhir/R4/metadata', () => {
@@ -72,6 +75,7 @@ describe('/fhir/R4/metadata', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/fhir\+json/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     const statement = response.body;
+    expect(fhirErrors(statement)).toEqual([]);
     expect(statement).toMatchObject({
       resourceType: 'CapabilityStatement',
       fhirVersion: '4.0.1',
@@ -140,6 +144,7 @@ describe('Observation search', () => {
   it('answers a searchset Bundle with total, entries of that patient only, and next links through every page', async () => {
     const { first, entries } = await searchAll(`Observation?patient=${patientId}&_count=2`);
     expect(first).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: observations.length });
+    expect(fhirErrors(first)).toEqual([]);
     expect(first.link?.find((link) => link.relation === 'self')?.url).toBe(`${fhirBase}/Observation?patient=${patientId}&_count=2`);
     expect(first.entry?.[0]).toMatchObject({ fullUrl: `${fhirBase}/Observation/${first.entry?.[0]?.resource?.id}`, search: { mode: 'match' } });
     expect(entries.map((entry) => entry.id).sort()).toEqual(observations.map((observation) => observation.id).sort());
@@ -214,6 +219,7 @@ describe('access rules', () => {
       lifetimes: service.config,
       urls: smartUrls(service.config.PUBLIC_BASE_URL),
       listen: service.database.listen,
+      canFilter: canEvaluate,
     });
     const [row] = await service.database.db
       .select()

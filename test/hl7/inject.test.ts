@@ -9,7 +9,7 @@ import { listTemplates, renderTemplate } from '../../hl7/templates';
 import { mapToFhir } from '../../hl7/to-fhir';
 import { validateHl7 } from '../../hl7/validate';
 import { tenantReceivingAt } from '../support/deliveries';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
@@ -57,9 +57,9 @@ describe('POST /v1/sandbox/hl7/inject', () => {
       const envelope = JSON.parse(request!.body);
       expect(envelope).toMatchObject({ event: template.event, connection_id: null, environment: 'sandbox' });
       const bundle = envelope.resource as Bundle;
-      expect(fhirSchemaErrors(bundle), template.id).toEqual([]);
+      expect(fhirErrors(bundle), template.id).toEqual([]);
       for (const entry of bundle.entry!) {
-        expect(fhirSchemaErrors(entry.resource!), `${template.id} ${entry.resource!.resourceType}`).toEqual([]);
+        expect(fhirErrors(entry.resource!), `${template.id} ${entry.resource!.resourceType}`).toEqual([]);
         expect(entry.resource!.meta?.tag).toContainEqual(SYNTHETIC_TAG);
       }
       // The resources the segment maps produce for this message, no more, no fewer.

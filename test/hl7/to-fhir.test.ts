@@ -21,7 +21,7 @@ import { processHl7 } from '../../hl7/process';
 import { listTemplates, renderTemplate, TEMPLATE_IDS, UnknownPatientError } from '../../hl7/templates';
 import { CONTROL_ID_SYSTEM, mapToFhir } from '../../hl7/to-fhir';
 import { validateHl7 } from '../../hl7/validate';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 
 function mapped(text: string): Bundle {
   const outcome = processHl7(text);
@@ -69,14 +69,14 @@ describe('templates', () => {
     expect(problems).toEqual([]);
     expect(trigger!.event).toBe(template.event);
     const { bundle } = mapToFhir(message, trigger!);
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(bundle.type).toBe('message');
     expect(bundle.identifier).toEqual({ system: CONTROL_ID_SYSTEM, value: message.header.get(10) });
     expect(bundle.meta?.tag).toContainEqual(SYNTHETIC_TAG);
     expect(resources(bundle)[0]!.resourceType).toBe('MessageHeader');
     const fullUrls = new Set(bundle.entry!.map((entry) => entry.fullUrl));
     for (const resource of resources(bundle)) {
-      expect(fhirSchemaErrors(resource), `${resource.resourceType} in ${id}`).toEqual([]);
+      expect(fhirErrors(resource), `${resource.resourceType} in ${id}`).toEqual([]);
       expect(resource.meta?.tag).toContainEqual(SYNTHETIC_TAG);
       for (const reference of referencesIn(resource)) expect(fullUrls, `${reference} in ${resource.resourceType}`).toContain(reference);
     }
@@ -170,7 +170,7 @@ describe('segment maps', () => {
     expect(numeric!.status).toBe('preliminary');
     // A time without an offset takes MSH-7's.
     expect(ofType<DiagnosticReport>(bundle, 'DiagnosticReport')[0]!.effectiveDateTime).toBe('2025-03-01T10:00:00-05:00');
-    for (const resource of resources(bundle)) expect(fhirSchemaErrors(resource)).toEqual([]);
+    for (const resource of resources(bundle)) expect(fhirErrors(resource)).toEqual([]);
   });
 
   it("works the same with custom delimiters, whose escapes mean that message's own separators", () => {

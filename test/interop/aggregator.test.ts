@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Bundle, FhirResource, Provenance, Task } from 'fhir/r4';
+import type { Bundle, FhirResource, OperationOutcome, Patient, Provenance, Task } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryAnswerSchema } from '../../api/interop/aggregator';
 import { sameRecordKey, sourceUri } from '../../interop/aggregator/merge';
+import { SOURCE_MRN_SYSTEM } from '../../interop/aggregator/sources';
 import { referencesIn } from '../support/fhir-references';
 import { fhirSchemaErrors } from '../support/fhir-schema';
 import { startReceiver, type TestReceiver } from '../support/receiver';
@@ -53,12 +55,15 @@ async function post(body: object, idempotencyKey = randomUUID()) {
 async function query(body: object): Promise<QueryAnswer> {
   const posted = await post(body);
   expect([200, 202], JSON.stringify(posted.body)).toContain(posted.status);
+  // Every answer is what the OpenAPI document (its zod schema) says.
+  expect(queryAnswerSchema.safeParse(posted.body).error).toBeUndefined();
   if (posted.status === 200) return posted.body;
   expect(posted.headers.get('location')).toBe(`/v1/sandbox/aggregator/queries/${posted.body.id}`);
   return waitUntil(
     async () => {
       const read = await service.call(`/v1/sandbox/aggregator/queries/${posted.body.id}`, { key });
-      return read.body.status === 'completed' ? read.body : undefined;
+      expect(queryAnswerSchema.safeParse(read.body).error).toBeUndefined();
+      return read.body.status !== 'running' ? read.body : undefined;
     },
     { what: `query ${posted.body.id} completing`, timeoutMs: 30_000, intervalMs: 200 },
   );
@@ -66,7 +71,11 @@ async function query(body: object): Promise<QueryAnswer> {
 
 const statuses = (answer: QueryAnswer) => Object.fromEntries(answer.sources.map((source) => [source.source, source.status]));
 const records = (bundle: Bundle): FhirResource[] =>
-  bundle.entry!.map((entry) => entry.resource as FhirResource).filter((resource) => !['Patient', 'Provenance'].includes(resource.resourceType));
+  bundle
+    .entry!.map((entry) => entry.resource as FhirResource)
+    .filter((resource) => !['Patient', 'Provenance', 'OperationOutcome'].includes(resource.resourceType));
+const outcomes = (bundle: Bundle) =>
+  bundle.entry!.map((entry) => entry.resource!).filter((resource): resource is OperationOutcome => resource.resourceType === 'OperationOutcome');
 const provenances = (bundle: Bundle) =>
   bundle.entry!.map((entry) => entry.resource!).filter((resource): resource is Provenance => resource.resourceType === 'Provenance');
 
@@ -80,7 +89,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
       simulate: { lab: 'error', pharmacy: 'timeout' },
       source_timeout_ms: 1_500,
     });
-    expect(answer.status).toBe('completed');
+    expect(answer.status).toBe('partial');
     expect(statuses(answer)).toEqual({ hospital: 'ok', clinic: 'ok', lab: 'error', pharmacy: 'timeout', payer: 'ok' });
     expect(answer.sources.find((source) => source.source === 'lab')).toMatchObject({ records: 0, patient_id: null });
 
@@ -88,6 +97,21 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     expect(fhirSchemaErrors(bundle)).toEqual([]);
     expect(bundle.meta!.security).toEqual([expect.objectContaining({ code: 'TREAT' })]);
     expect(bundle.entry![0]!.resource).toMatchObject({ resourceType: 'Patient', id: 'syn-pat-0001' });
+    // The failed and the timed-out source each say so in the Bundle.
+    expect(outcomes(bundle).map((outcome) => [outcome.meta!.source, outcome.issue[0]!.severity, outcome.issue[0]!.code])).toEqual([
+      [sourceUri('lab'), 'error', 'exception'],
+      [sourceUri('pharmacy'), 'error', 'timeout'],
+    ]);
+    expect(outcomes(bundle)[1]!.issue[0]!.diagnostics).toContain('Evergreen Pharmacy Network');
+    // Each answering source's MRN under its MRN system; its resource id is no MRN.
+    const patientIdentifiers = (bundle.entry![0]!.resource as Patient).identifier!.filter((identifier) => identifier.system!.includes('/mrn-'));
+    expect(patientIdentifiers.map((identifier) => identifier.system)).toEqual(
+      ['hospital', 'clinic', 'payer'].map((source) => SOURCE_MRN_SYSTEM(source as 'hospital')),
+    );
+    for (const identifier of patientIdentifiers) {
+      expect(identifier.value).toMatch(/^[A-Z]{3}[0-9A-F]{6}$/);
+      expect(answer.sources.map((source) => source.patient_id)).not.toContain(identifier.value);
+    }
     const kept = records(bundle);
     const keys = kept.map((resource) => sameRecordKey(resource));
     expect(new Set(keys).size).toBe(keys.length);
@@ -136,6 +160,47 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     }
   }, 60_000);
 
+  it('says failed when no source answered, with an OperationOutcome for each', async () => {
+    const answer = await query({
+      patient_id: 'syn-pat-0001',
+      purpose_of_use: 'treatment',
+      simulate: { hospital: 'error', clinic: 'error', lab: 'timeout', pharmacy: 'error', payer: 'timeout' },
+      source_timeout_ms: 300,
+    });
+    expect(answer.status).toBe('failed');
+    expect(fhirSchemaErrors(answer.bundle)).toEqual([]);
+    expect(records(answer.bundle)).toEqual([]);
+    expect(outcomes(answer.bundle).map((outcome) => outcome.meta!.source)).toEqual(
+      ['hospital', 'clinic', 'lab', 'pharmacy', 'payer'].map((source) => sourceUri(source as 'hospital')),
+    );
+    expect(outcomes(answer.bundle).every((outcome) => outcome.issue[0]!.severity === 'error')).toBe(true);
+    expect(provenances(answer.bundle)).toEqual([]);
+    const delivered = await waitUntil(
+      () => receiver.requests.find((request) => JSON.parse(request.body).resource.identifier?.[0]?.value === answer.id),
+      { what: 'the completion webhook', timeoutMs: 20_000 },
+    );
+    expect(JSON.parse(delivered.body).resource).toMatchObject({ resourceType: 'Task', status: 'failed', businessStatus: { text: 'failed' } });
+  });
+
+  it('leaves out probable matches unless the query asks for them', async () => {
+    const answer = await query({
+      patient: { given: 'Nate', family: 'Bradtke', birth_date: '1974-10-27', gender: 'male' },
+      purpose_of_use: 'treatment',
+    });
+    expect(answer.status).toBe('completed');
+    expect(fhirSchemaErrors(answer.bundle)).toEqual([]);
+    const probable = answer.sources.filter((source) => source.status === 'probable_match');
+    expect(probable.length).toBeGreaterThan(0);
+    for (const source of probable) expect(source).toMatchObject({ match_grade: 'probable', patient_id: null, records: 0 });
+    expect(answer.sources.every((source) => ['probable_match', 'no_match'].includes(source.status))).toBe(true);
+    expect(records(answer.bundle)).toEqual([]);
+    // The world's MPI match is probable too: the Patient is the request, not the world's record.
+    expect(answer.bundle.entry![0]!.resource).toMatchObject({ resourceType: 'Patient', id: 'requested' });
+    expect(outcomes(answer.bundle).map((outcome) => [outcome.meta!.source, outcome.issue[0]!.severity, outcome.issue[0]!.code])).toEqual(
+      probable.map((source) => [sourceUri(source.source as 'hospital'), 'warning', 'incomplete']),
+    );
+  });
+
   it('gives the same answer for the same seed, and other source ids for another', async () => {
     const body = { patient_id: 'syn-pat-0002', purpose_of_use: 'payment', seed: 42 };
     const [first, second, other] = await Promise.all([query(body), query(body), query({ ...body, seed: 43 })]);
@@ -150,6 +215,8 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     const answer = await query({
       patient: { given: 'Nate', family: 'Bradtke', birth_date: '1974-10-27', gender: 'male' },
       purpose_of_use: 'individual_access',
+      // A nickname, a birth date and a gender are a probable match only: merged because the query asks.
+      include_probable_matches: true,
       resource_types: ['Observation', 'Encounter'],
       date_from: '2025-03-01',
       date_to: '2025-09-30',
@@ -177,7 +244,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     const answer = await waitUntil(
       async () => {
         const read = await service.call(`/v1/sandbox/aggregator/queries/${posted.body.id}`, { key });
-        return read.body.status === 'completed' ? (read.body as QueryAnswer) : undefined;
+        return read.body.status !== 'running' ? (read.body as QueryAnswer) : undefined;
       },
       { what: 'the query completing', timeoutMs: 30_000, intervalMs: 200 },
     );
@@ -189,7 +256,8 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     const envelope = JSON.parse(delivered.body) as { event: string; resource: Task };
     expect(envelope.event).toBe('aggregator.query.completed');
     expect(fhirSchemaErrors(envelope.resource)).toEqual([]);
-    expect(envelope.resource).toMatchObject({ status: 'completed', for: { reference: 'Patient/syn-pat-0003' } });
+    expect(answer.status).toBe('partial');
+    expect(envelope.resource).toMatchObject({ status: 'completed', businessStatus: { text: 'partial' }, for: { reference: 'Patient/syn-pat-0003' } });
     expect(envelope.resource.output).toContainEqual({ type: { text: 'source:payer' }, valueCode: 'error' });
     expect(envelope.resource.output).toContainEqual({ type: { text: 'answer' }, valueUrl: `/v1/sandbox/aggregator/queries/${answer.id}` });
     expect(delivered.headers['x-service-delivery-id']).toMatch(/^dlv_/);

@@ -1,13 +1,21 @@
-import type { Bundle, BundleEntry, Extension, Patient } from 'fhir/r4';
+import { eq } from 'drizzle-orm';
+import type { Bundle, BundleEntry, CapabilityStatement, Extension, Patient } from 'fhir/r4';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { matchBundleSchema } from '../../api/interop/mpi';
+import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
+import { canEvaluate } from '../../fhir/search-parameters';
 import { loadNearDuplicates, NEAR_DUPLICATE_CASES } from '../../fixtures/near-duplicates';
 import { loadFhirStore } from '../../fixtures/store';
 import { demographicsOf } from '../../interop/mpi/demographics';
 import { MATCH_BREAKDOWN_EXTENSION, MATCH_GRADE_EXTENSION } from '../../interop/mpi/fhir';
 import { FIELD_LEVELS, levelWeight, MATCH_FIELDS } from '../../interop/mpi/model';
 import { createMpiIndex, scorePair } from '../../interop/mpi/mpi-index';
+import { smartUrls } from '../../smart/endpoints';
+import { createTokenService } from '../../smart/tokens';
 import { fhirSchemaErrors } from '../support/fhir-schema';
 import { startTestService, type TestService } from '../support/service';
+import { bearer, standaloneTokens } from '../support/smart';
 
 const store = loadFhirStore();
 const nearDuplicates = loadNearDuplicates();
@@ -193,3 +201,171 @@ describe('POST /v1/sandbox/mpi/match', () => {
     expect((await service.call('/v1/sandbox/mpi/match', { method: 'POST', body: {} })).status).toBe(401);
   });
 });
+
+describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
+  const fhirMatch = (body: unknown, headers: Record<string, string> = { authorization: `Bearer ${key}` }) =>
+    fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/fhir+json', accept: 'application/fhir+json', ...headers },
+      body: JSON.stringify(body),
+      // Tests read whatever the endpoint answered; assertions give it shape.
+    }).then(async (response) => ({ status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as any }));
+  const ids = (bundle: Bundle) => bundle.entry!.filter((entry) => entry.search!.mode === 'match').map((entry) => entry.resource!.id);
+  const twin = patient('syn-pat-0052');
+  /** The twins' shared demographics without a given name: both records match with certainty. */
+  const twinsWithoutGivenName: Patient = {
+    resourceType: 'Patient',
+    name: [{ family: twin.name![0]!.family }],
+    birthDate: twin.birthDate,
+    address: twin.address,
+    telecom: twin.telecom,
+  };
+
+  it('certain: a Parameters resource naming a world patient answers that patient first, certain, as the /v1 match does', async () => {
+    const answer = await fhirMatch(parameters(patient('syn-pat-0013')));
+    expect(answer.status).toBe(200);
+    expect(answer.type).toMatch(/^application\/fhir\+json/);
+    const bundle = answer.body as Bundle;
+    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
+    expect(bundle).toMatchObject({
+      resourceType: 'Bundle',
+      type: 'searchset',
+      link: [{ relation: 'self', url: `${service.baseUrl}/fhir/R4/Patient/$match` }],
+    });
+    expect(bundle.entry![0]!).toMatchObject({ fullUrl: `${service.baseUrl}/fhir/R4/Patient/syn-pat-0013`, search: { mode: 'match' } });
+    expect(gradeOf(bundle.entry![0]!)).toBe('certain');
+    const v1 = (await match(parameters(patient('syn-pat-0013')))).body as Bundle;
+    expect(ids(bundle)).toEqual(ids(v1));
+    expect(bundle.entry!.map(gradeOf)).toEqual(v1.entry!.map(gradeOf));
+    expect(bundle.total).toBe(v1.total);
+    const metadata = (await (await fetch(`${service.baseUrl}/fhir/R4/metadata`)).json()) as CapabilityStatement;
+    expect(metadata.rest![0]!.resource!.find((resource) => resource.type === 'Patient')!.operation).toEqual([
+      expect.objectContaining({ name: 'match', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-match' }),
+    ]);
+  });
+
+  it('probable: a bare Patient is accepted; candidates come best first with their grades and scores', async () => {
+    const nate = record('syn-mpi-0003');
+    const answer = await fhirMatch({ resourceType: 'Patient', name: nate.name, birthDate: nate.birthDate, gender: nate.gender });
+    expect(answer.status).toBe(200);
+    const bundle = answer.body as Bundle;
+    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    // Name, birth date and gender alone are probable: certain needs an address, a phone or an identifier to agree too.
+    expect(ids(bundle)).toEqual(['syn-mpi-0003', 'syn-pat-0036']);
+    expect(bundle.entry!.map(gradeOf)).toEqual(['probable', 'probable']);
+    const scores = bundle.entry!.map((entry) => entry.search!.score!);
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+  });
+
+  it('none: demographics nobody has answer an empty searchset', async () => {
+    const answer = await fhirMatch(
+      parameters({ resourceType: 'Patient', name: [{ family: 'Zzyzxquonk', given: ['Ophelia'] }], birthDate: '1901-02-03', gender: 'female' }),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: 0, entry: [] });
+    expect(fhirSchemaErrors(answer.body)).toEqual([]);
+  });
+
+  it('ambiguous: several certain records with onlyCertainMatches answer no Patient, and say why', async () => {
+    const all = (await fhirMatch(parameters(twinsWithoutGivenName))).body as Bundle;
+    expect(ids(all).slice(0, 2).sort()).toEqual(['syn-mpi-0004', 'syn-pat-0052']);
+    expect(all.entry!.slice(0, 2).map(gradeOf)).toEqual(['certain', 'certain']);
+
+    const answer = await fhirMatch(parameters(twinsWithoutGivenName, [{ name: 'onlyCertainMatches', valueBoolean: true }]));
+    expect(answer.status).toBe(200);
+    const bundle = answer.body as Bundle;
+    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
+    expect(bundle.total).toBe(0);
+    expect(ids(bundle)).toEqual([]);
+    expect(bundle.entry).toEqual([
+      expect.objectContaining({
+        search: { mode: 'outcome' },
+        resource: expect.objectContaining({
+          resourceType: 'OperationOutcome',
+          issue: [expect.objectContaining({ severity: 'information', code: 'multiple-matches', diagnostics: expect.stringContaining('2 records') })],
+        }),
+      }),
+    ]);
+    // One certain record is answered alone (its twin is only possible).
+    const one = (await fhirMatch(parameters(twin, [{ name: 'onlyCertainMatches', valueBoolean: true }]))).body as Bundle;
+    expect(ids(one)).toEqual(['syn-pat-0052']);
+    // A record with a certain near-duplicate (a typo in the family name) is ambiguous too.
+    const typo = (await fhirMatch(parameters(patient('syn-pat-0013'), [{ name: 'onlyCertainMatches', valueBoolean: true }]))).body as Bundle;
+    expect(typo.total).toBe(0);
+    // The /v1 route follows ITI-119 too.
+    expect(ids((await match(parameters(twinsWithoutGivenName, [{ name: 'onlyCertainMatches', valueBoolean: true }]))).body)).toEqual([]);
+  });
+
+  it('honours count, and answers bad input with an OperationOutcome naming each field', async () => {
+    const one = (await fhirMatch(parameters(patient('syn-pat-0036'), [{ name: 'count', valueInteger: 1 }]))).body as Bundle;
+    expect(ids(one)).toEqual(['syn-pat-0036']);
+
+    const bad = await fhirMatch({ resourceType: 'Parameters', parameter: [{ name: 'count', valueInteger: 0 }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.resourceType).toBe('OperationOutcome');
+    expect(bad.body.issue.map((issue: { expression: string[] }) => issue.expression[0]).sort()).toEqual([
+      'Parameters.parameter',
+      'Parameters.parameter[0].valueInteger',
+    ]);
+    const thin = await fhirMatch({ resourceType: 'Patient', gender: 'female' });
+    expect(thin.status).toBe(400);
+    expect(thin.body.issue[0]).toMatchObject({ expression: ['Patient'], diagnostics: expect.stringContaining('birth date') });
+    const huge = await fhirMatch({ resourceType: 'Patient', name: [{ family: 'x'.repeat(10_000), given: ['Ann'] }], birthDate: '1970-01-01' });
+    expect(huge.status).toBe(400);
+    expect(huge.body.issue[0]).toMatchObject({ expression: ['Patient.name[0].family'], diagnostics: expect.stringContaining('at most 100') });
+    const other = await fhirMatch({ resourceType: 'Observation' });
+    expect(other.status).toBe(400);
+    const text = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' },
+      body: 'Jane',
+    });
+    expect(text.status).toBe(415);
+    expect(((await text.json()) as { resourceType: string }).resourceType).toBe('OperationOutcome');
+  });
+
+  it('takes an API key or a SMART token with a user- or system-level Patient search scope; a patient-level token is 403', async () => {
+    const query = parameters(patient('syn-pat-0013'));
+    const none = await fhirMatch(query, {});
+    expect(none.status).toBe(401);
+    expect(none.body.resourceType).toBe('OperationOutcome');
+    expect((await fhirMatch(query, { authorization: 'Bearer sk_sandbox_not-a-key-at-all-not-a-key-at-all-0' })).status).toBe(401);
+
+    const { tokens } = await standaloneTokens(service, 'syn-pat-0013', 'launch/patient patient/Patient.rs');
+    const patientLevel = await fhirMatch(query, bearer(tokens.access_token));
+    expect(patientLevel.status).toBe(403);
+    expect(patientLevel.body.issue[0].diagnostics).toContain('user/Patient.rs');
+
+    // The grant flow gives patient-level scopes only (user and system tokens come with backend
+    // services); a token of the same grant signed with those scopes stands in for one.
+    for (const scope of ['user/Patient.rs', 'system/Patient.rs', 'system/Patient.read', 'user/*.read']) {
+      const token = await resignedWithScope(tokens.access_token, scope);
+      const answer = await fhirMatch(query, bearer(token));
+      expect(answer.status, scope).toBe(200);
+      expect(ids(answer.body)[0], scope).toBe('syn-pat-0013');
+    }
+    for (const scope of ['user/Patient.r', 'user/Observation.rs', 'user/Patient.rs?gender=female']) {
+      expect((await fhirMatch(query, bearer(await resignedWithScope(tokens.access_token, scope)))).status, scope).toBe(403);
+    }
+  });
+});
+
+/** Another access token of the grant `accessToken` belongs to, with `scope` (what a user or system grant would carry). */
+async function resignedWithScope(accessToken: string, scope: string): Promise<string> {
+  const { db } = service.database;
+  const [row] = await db
+    .select()
+    .from(smartTokens)
+    .where(eq(smartTokens.id, decodeJwt(accessToken).jti!));
+  const [authorization] = await db.select().from(smartAuthorizations).where(eq(smartAuthorizations.id, row!.authorizationId));
+  const tokens = createTokenService({
+    db,
+    lifetimes: service.config,
+    urls: smartUrls(service.config.PUBLIC_BASE_URL),
+    listen: service.database.listen,
+    canFilter: canEvaluate,
+  });
+  return (await tokens.signAccessToken(authorization!, scope)).token;
+}

@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getTableName, is } from 'drizzle-orm';
+import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import * as schema from '../../drizzle/schema';
-import { DatabaseInUseError, openDatabase } from '../../platform/database';
+import { DatabaseInUseError, isDatabaseUnavailable, openDatabase, STATEMENT_TIMEOUT_MS } from '../../platform/database';
 import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../../platform/organizations';
 import { createScratchDatabase } from '../support/scratch-database';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -88,6 +88,31 @@ describe('connections to Postgres', () => {
       }
       expect(cutter.cutConnections()).toBe(0);
       expect(unhandled).toEqual([]);
+    });
+  });
+});
+
+describe('statements', () => {
+  it('each run under a time limit, and one over it counts as the database being unavailable (503), not as a wrong query', async () => {
+    await withEmptyDatabase(async (url) => {
+      const database = await openDatabase({ databaseUrl: url, dataDir: scratch });
+      try {
+        const [shown] = (await database.db.execute(sql`show statement_timeout`)) as unknown as { statement_timeout: string }[];
+        expect(shown!.statement_timeout).toBe(`${STATEMENT_TIMEOUT_MS / 1000}s`);
+        const overLimit = await database.db
+          .transaction(async (tx) => {
+            await tx.execute(sql`set local statement_timeout = 50`);
+            await tx.execute(sql`select pg_sleep(1)`);
+          })
+          .then(
+            () => null,
+            (error: unknown) => error,
+          );
+        expect(overLimit).toBeTruthy();
+        expect(isDatabaseUnavailable(overLimit)).toBe(true);
+      } finally {
+        await database.close();
+      }
     });
   });
 });

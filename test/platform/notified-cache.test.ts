@@ -162,4 +162,54 @@ describe('a cache of positive lookups invalidated by NOTIFY', () => {
     for (const key of ['a', 'b', 'c', 'c', 'a']) await test.cache.get(key);
     expect(test.counts()).toEqual({ a: 2, b: 1, c: 1 });
   });
+  it('asks the database again while LISTEN is down, and serves what it remembers only when the database is out of reach', async () => {
+    let drop = () => {};
+    let relisten = () => {};
+    const listen: Listen = async (_channel, _onNotify, onListen, onDrop) => {
+      onListen();
+      drop = onDrop!;
+      relisten = onListen;
+    };
+    let outage = false;
+    let revoked = false;
+    const lookUps: string[] = [];
+    const cache = createNotifiedCache<Answer, Found>({
+      channel: 'unused',
+      listen,
+      lookUp: async (key) => {
+        lookUps.push(key);
+        if (outage) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        return revoked ? { found: false } : { found: true, key, ids: [key] };
+      },
+      keeps: (answer): answer is Found => answer.found,
+      idsOf: (answer) => answer.ids,
+      maxAgeMs: 60_000,
+      maxEntries: 10,
+    });
+    await cache.get('key');
+    await cache.get('key');
+    expect(lookUps).toHaveLength(1);
+
+    drop();
+    await cache.get('key');
+    expect(lookUps).toHaveLength(2);
+    outage = true;
+    expect(await cache.get('key')).toMatchObject({ found: true });
+    expect(lookUps).toHaveLength(3);
+    await expect(cache.get('never-seen')).rejects.toThrow('ECONNREFUSED');
+
+    // Back, but LISTEN is not yet: a revocation made meanwhile is seen by the next lookup.
+    outage = false;
+    revoked = true;
+    expect(await cache.get('key')).toEqual({ found: false });
+    outage = true;
+    await expect(cache.get('key')).rejects.toThrow('ECONNREFUSED');
+
+    outage = false;
+    revoked = false;
+    relisten();
+    await cache.get('key');
+    await cache.get('key');
+    expect(lookUps).toHaveLength(7);
+  });
 });

@@ -1,10 +1,12 @@
+import type { ClaimResponse } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domains } from '../../catalog/domains';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../../catalog/payer-rules';
+import { reviewActionOf } from '../../claims/prior-authorization';
 import { PAYERS } from '../../fixtures/payers';
 import { referencesIn } from '../support/fhir-references';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 
 let service: TestService;
@@ -61,7 +63,7 @@ describe('GET /v1/sandbox/catalog', () => {
     });
   });
 
-  it('gives every event an example envelope whose resource is valid FHIR R4 and resolves in the synthetic world', async () => {
+  it('gives every event an example envelope whose resource is valid FHIR R4 (and PAS where it claims it) and resolves in the synthetic world', async () => {
     const { events } = (await service.call('/v1/sandbox/catalog', { key })).body as {
       events: { name: string; domain: string; example_envelope: Envelope }[];
     };
@@ -70,9 +72,18 @@ describe('GET /v1/sandbox/catalog', () => {
       expect(envelope, name).toMatchObject({ event: name, connection_id: null, environment: 'sandbox' });
       expect(envelope.id).toMatch(/^evt_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
       expect(new Date(envelope.occurred_at).toISOString()).toBe(envelope.occurred_at);
-      expect(fhirSchemaErrors(envelope.resource), name).toEqual([]);
+      expect(fhirErrors(envelope.resource), name).toEqual([]);
       expect(domains.find((candidate) => candidate.id === domain)?.resourceTypes, name).toContain(envelope.resource.resourceType);
       for (const reference of referencesIn(envelope.resource)) {
+        if (reference.startsWith('#')) {
+          // A contained resource, named inside its container.
+          const contained = (envelope.resource as { contained?: { id?: string }[] }).contained ?? [];
+          expect(
+            contained.map((resource) => `#${resource.id}`),
+            `${name}: ${reference}`,
+          ).toContain(reference);
+          continue;
+        }
         const [type, id] = reference.split('/');
         expect(service.fhirStore.read(type!, id!), `${name}: ${reference}`).toBeDefined();
       }
@@ -85,11 +96,22 @@ describe('GET /v1/sandbox/catalog', () => {
     expect(admitted.period.end).toBeUndefined();
     const discharged = findEvent('adt.patient.discharged')!.sampleResource(service.fhirStore) as { status: string };
     expect(discharged.status).toBe('finished');
-    const pended = findEvent('prior_auth.request.pended')!.sampleResource(service.fhirStore) as { outcome: string; preAuthRef?: string };
-    expect(pended).toMatchObject({ outcome: 'queued' });
+    // Prior auth as PAS 2.2.1 says: outcome complete, the X12 278 review action on the item (A4 pended, A1 certified, A3 not certified).
+    const sample = (event: string) => findEvent(event)!.sampleResource(service.fhirStore) as ClaimResponse;
+    const pended = sample('prior_auth.request.pended');
+    expect(pended).toMatchObject({ outcome: 'complete', communicationRequest: [{ reference: '#more-information' }] });
+    expect(reviewActionOf(pended)).toBe('A4');
     expect(pended.preAuthRef).toBeUndefined();
-    expect((findEvent('prior_auth.request.approved')!.sampleResource(service.fhirStore) as { preAuthRef?: string }).preAuthRef).toBeDefined();
-    expect((findEvent('prior_auth.request.denied')!.sampleResource(service.fhirStore) as { disposition: string }).disposition).toMatch(/^Denied/);
+    const approved = sample('prior_auth.request.approved');
+    expect(reviewActionOf(approved)).toBe('A1');
+    expect(approved.preAuthRef).toBeDefined();
+    const denied = sample('prior_auth.request.denied');
+    expect(reviewActionOf(denied)).toBe('A3');
+    expect(denied.disposition).toMatch(/^Denied/);
+    expect(new Set([pended, approved].map((response) => response.identifier![0]!.value)).size).toBe(2);
+    const acknowledged = sample('claims.claim.acknowledged');
+    const adjudicated = findEvent('claims.claim.adjudicated')!.sampleResource(service.fhirStore) as { identifier?: { value?: string }[] };
+    if (adjudicated.identifier) expect(acknowledged.identifier![0]!.value).not.toBe(adjudicated.identifier[0]!.value);
     // A sample is a copy: changing it never changes the shared world.
     expect(service.fhirStore.read('Encounter', (admitted as unknown as { id: string }).id)).toMatchObject({ status: 'finished' });
   });

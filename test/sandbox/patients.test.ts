@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { type FhirJson, pageThrough } from '../support/paging';
 import { startTestService, type TestService } from '../support/service';
 
@@ -68,7 +68,7 @@ describe('GET /v1/patients', () => {
   it('reads one patient; an unknown id is a 404 problem; no key is a 401', async () => {
     const patient = await service.call('/v1/patients/syn-pat-0042', { key });
     expect(patient.status).toBe(200);
-    expect(fhirSchemaErrors(patient.body)).toEqual([]);
+    expect(fhirErrors(patient.body)).toEqual([]);
     const missing = await service.call('/v1/patients/syn-pat-9999', { key });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);

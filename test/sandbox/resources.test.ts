@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { pageThrough } from '../support/paging';
 import { startTestService, type TestService } from '../support/service';
 
@@ -18,7 +18,7 @@ describe('GET /v1/sandbox/resources/{type}', () => {
     for (const type of catalogTypes) {
       const { items } = await pageThrough(service, key, `/v1/sandbox/resources/${type}?limit=200`);
       expect(items.length, type).toBe(service.fhirStore.list(type).length);
-      const invalid = items.map((resource) => ({ id: resource.id, errors: fhirSchemaErrors(resource) })).filter((result) => result.errors.length > 0);
+      const invalid = items.map((resource) => ({ id: resource.id, errors: fhirErrors(resource) })).filter((result) => result.errors.length > 0);
       expect(invalid, type).toEqual([]);
       expect(items.every((resource) => resource.resourceType === type)).toBe(true);
       total += items.length;

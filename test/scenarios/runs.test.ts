@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scenarios } from '../../catalog/scenarios';
 import { scenarioProgressQuery, scenarioWorkflowId } from '../../workflows/scenario/contract';
 import { tenantReceivingAt } from '../support/deliveries';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
@@ -76,11 +76,11 @@ describe('running the prior-authorization scenario', () => {
         'scheduling.appointment.booked',
       ]);
       expect(envelopes.map((envelope) => envelope.delivery_id)).toEqual(emitted.map((entry) => entry.delivery_id));
-      for (const envelope of envelopes) expect(fhirSchemaErrors(envelope.resource), envelope.event).toEqual([]);
+      for (const envelope of envelopes) expect(fhirErrors(envelope.resource), envelope.event).toEqual([]);
 
       const [, , submitted, pended, approved] = envelopes.map((envelope) => envelope.resource);
       expect(submitted).toMatchObject({ resourceType: 'Claim', use: 'preauthorization', patient: { reference: 'Patient/syn-pat-0001' } });
-      expect(pended).toMatchObject({ resourceType: 'ClaimResponse', outcome: 'queued', request: { reference: `Claim/${submitted.id}` } });
+      expect(pended).toMatchObject({ resourceType: 'ClaimResponse', outcome: 'complete', request: { reference: `Claim/${submitted.id}` } });
       expect(codeOfReview(pended)).toBe('A4');
       expect(approved).toMatchObject({ resourceType: 'ClaimResponse', outcome: 'complete', preAuthRef: expect.any(String) });
       expect(codeOfReview(approved)).toBe('A1');
@@ -152,7 +152,7 @@ describe('every catalog scenario', () => {
       ).toEqual(emitted.map((entry) => entry.delivery_id));
       expect(extra, scenario.id).toBe(0);
       for (const envelope of envelopes) {
-        expect(fhirSchemaErrors(envelope.resource), `${scenario.id} ${envelope.event}`).toEqual([]);
+        expect(fhirErrors(envelope.resource), `${scenario.id} ${envelope.event}`).toEqual([]);
         expect(envelope.resource.meta.tag).toContainEqual(expect.objectContaining({ code: 'synthetic' }));
       }
     }

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   type GrantOptions,
   grantableScopes,
-  isWithin,
+  narrowedScope,
   needsPatientChoice,
   parseResourceScope,
   permission,
+  unevaluableFilters,
   withLaunchContext,
 } from '../../smart/scopes';
 
@@ -31,7 +32,9 @@ describe('SMART scopes', () => {
       filter: [['category', 'laboratory']],
       syntax: 'v2',
     });
-    expect(parseResourceScope('patient/Observation.write')).toMatchObject({ read: false, search: false });
+    expect(parseResourceScope('patient/Observation.write')).toMatchObject({ create: true, read: false, update: true, delete: true, search: false });
+    expect(parseResourceScope('patient/Observation.*')).toMatchObject({ create: true, read: true, update: true, delete: true, search: true });
+    expect(parseResourceScope('patient/Observation.cruds')).toMatchObject({ create: true, read: true, update: true, delete: true, search: true });
     expect(parseResourceScope('launch/patient')).toBeNull();
   });
 
@@ -59,10 +62,52 @@ describe('SMART scopes', () => {
     expect(needsPatientChoice(['patient/Observation.rs'])).toBe(true);
   });
 
-  it('allows a narrower scope at refresh, never a wider one', () => {
-    const granted = ['openid', 'patient/Observation.rs'];
-    expect(isWithin(['patient/Observation.rs?category=laboratory'], granted)).toBe(true);
-    expect(isWithin(['patient/Condition.rs'], granted)).toBe(false);
+  it('allows a narrower scope at refresh, never a wider one, in either syntax', () => {
+    const granted = ['openid', 'offline_access', 'patient/Observation.rs', 'patient/Condition.read'];
+    const narrow = (requested: string) => narrowedScope(requested.split(' '), granted, options.canFilter);
+    expect(narrow('patient/Observation.rs?category=laboratory offline_access')).toEqual({
+      scope: 'patient/Observation.rs?category=laboratory offline_access',
+    });
+    expect(narrow('patient/Observation.r patient/Condition.s patient/Condition.rs patient/Observation.read')).toEqual({
+      scope: 'patient/Observation.r patient/Condition.s patient/Condition.rs patient/Observation.read',
+    });
+    for (const wider of [
+      'patient/Observation.write',
+      'patient/Observation.cruds',
+      'patient/Observation.*',
+      'patient/Observation.rsc',
+      'patient/Condition.cruds',
+      'patient/*.rs',
+      'patient/*.read',
+      'user/Observation.rs',
+      'system/Observation.rs',
+      'patient/Patient.rs',
+      'launch/patient',
+      'fhirUser',
+      'anything-else',
+    ]) {
+      expect(narrow(wider), wider).toMatchObject({ refused: wider });
+    }
+    const filtered = ['patient/Observation.rs?category=laboratory'];
+    expect(narrowedScope(['patient/Observation.rs'], filtered, options.canFilter)).toMatchObject({ refused: 'patient/Observation.rs' });
+    expect(narrowedScope(['patient/Observation.rs?category=vital-signs'], filtered, options.canFilter)).toMatchObject({
+      refused: expect.any(String),
+    });
+    expect(narrowedScope(['patient/Observation.r?category=laboratory'], filtered, options.canFilter)).toEqual({
+      scope: 'patient/Observation.r?category=laboratory',
+    });
+  });
+
+  it('names the filters it cannot evaluate, so they are refused where they are asked for', () => {
+    expect(
+      unevaluableFilters(
+        'patient/Observation.rs?foo=bar patient/Observation.rs?category=laboratory patient/*.rs?category=x openid',
+        options.canFilter,
+      ),
+    ).toEqual(['patient/Observation.rs?foo=bar', 'patient/*.rs?category=x']);
+    expect(narrowedScope(['patient/Observation.rs?foo=bar'], ['patient/Observation.rs'], options.canFilter)).toMatchObject({
+      reason: expect.stringContaining('cannot be evaluated'),
+    });
   });
 
   it('answers what a token may read: nothing, everything, or what matches its filters', () => {

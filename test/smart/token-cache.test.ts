@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { smartAuthorizations, smartTokens } from '../../drizzle/schema';
+import { canEvaluate } from '../../fhir/search-parameters';
 import { smartUrls } from '../../smart/endpoints';
 import { createTokenService } from '../../smart/tokens';
 import { type CallResult, startTestService, type TestService } from '../support/service';
@@ -160,6 +161,7 @@ async function signedAt(accessToken: string, now: Date) {
     lifetimes: service.config,
     urls: smartUrls(service.config.PUBLIC_BASE_URL),
     listen: service.database.listen,
+    canFilter: canEvaluate,
   });
   return tokens.signAccessToken(authorization!, row!.scope, now);
 }

@@ -11,6 +11,17 @@ const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as object;
 
 // The R4 schema names itself with the draft-04 `id` keyword, which Ajv 8 refuses; the same URI as `$id` is equivalent.
 const { id, ...rest } = schema;
+
+// This copy is the 4.0.0 build of the R4 schema: its FHIRVersion enums stop at 4.0.0, so R4's own version (4.0.1, what
+// the CapabilityStatement says) is added where 4.0.0 is listed.
+(function addR4Version(node: unknown): void {
+  if (Array.isArray(node)) for (const item of node) addR4Version(item);
+  else if (node && typeof node === 'object') {
+    const object = node as { enum?: unknown[] };
+    if (Array.isArray(object.enum) && object.enum.includes('4.0.0') && !object.enum.includes('4.0.1')) object.enum.push('4.0.1');
+    for (const child of Object.values(object)) addR4Version(child);
+  }
+})(rest.definitions);
 const ajv = new Ajv({ strict: false, allErrors: true });
 ajv.addMetaSchema(draft06);
 ajv.addSchema({ ...rest, $id: id });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Express } from 'express';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app';
 import { type FhirStore, loadFhirStore } from '../../fixtures/store';
@@ -57,6 +58,8 @@ export interface CallResult {
 export interface TestServiceOptions {
   /** The DNS lookup the API and the worker check webhook targets with (no test resolves names off this machine). */
   resolveHost?: ResolveHost;
+  /** Where the API and the worker log (tests that read the logs); silent unless LOG_LEVEL says otherwise. */
+  logger?: Logger;
 }
 
 export async function startTestService(environment: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
@@ -73,7 +76,7 @@ export async function startTestService(environment: Record<string, string> = {},
     SHUTDOWN_GRACE_SECONDS: '5',
     ...environment,
   });
-  const logger = createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
+  const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
   const newWorker = () =>
@@ -83,6 +86,7 @@ export async function startTestService(environment: Record<string, string> = {},
       db: database.db,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       resolveHost: options.resolveHost,
+      logger,
     });
   let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();

@@ -29,4 +29,16 @@ describe('delivery workflow versions', () => {
       Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-recorded-before-first-attempt'),
     ).resolves.toBeUndefined();
   });
+
+  it('replays a delivery whose input carried a claim check for its envelope instead of the envelope', async () => {
+    const recorded = history('delivery-claim-check');
+    const started = recorded.events[0]!.workflowExecutionStartedEventAttributes!;
+    const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8'));
+    expect(input.newDelivery).toMatchObject({ envelopeStaged: true });
+    expect(input.newDelivery).not.toHaveProperty('envelopeBody');
+    expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-claim-check'),
+    ).resolves.toBeUndefined();
+  });
 });

@@ -21,6 +21,8 @@ export interface AggregatorQueryRequest {
   simulate: Partial<Record<SourceId, SimulatedBehaviour>>;
   /** How long the aggregator waits for each source. */
   sourceTimeoutMs: number;
+  /** Whether a source's probable match counts (merged) or is only reported; absent in queries from before it existed: false. */
+  includeProbableMatches?: boolean;
 }
 
 export interface AggregatorWorkflowInput {

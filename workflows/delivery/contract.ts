@@ -1,7 +1,7 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryStatusValue } from '../../drizzle/vocabulary';
-import type { NewDelivery } from '../../webhooks/delivery-records';
+import type { CarriedDelivery } from '../../webhooks/claim-check';
 import { ConnectionId, DeliveryStatus, EventType, OrgId, ScenarioId } from '../search-attributes';
 
 /**
@@ -16,8 +16,11 @@ export interface DeliveryWorkflowInput {
   deliveryId: string;
   /** Delays before each retry, in ms (WEBHOOK_RETRY_SCHEDULE, fixed when the delivery is created). */
   retryScheduleMs: number[];
-  /** Set by the trigger: the delivery to record before the first attempt (if the API has not yet). */
-  newDelivery?: NewDelivery;
+  /**
+   * Set by the trigger: the delivery to record before the first attempt (if the API has not yet),
+   * its envelope inline or, when large, as a claim check (webhooks/claim-check.ts).
+   */
+  newDelivery?: CarriedDelivery;
   /** Set when a replay starts a new run for a delivery whose earlier run has closed. */
   resumeFrom?: { status: DeliveryStatusValue; attemptsMade: number };
 }

@@ -3,14 +3,14 @@ import type { AttemptResult } from '../../activities/deliveries';
 /**
  * What follows an attempt (CONVENTIONS.md): 2xx succeeds; 410 fails at once; anything else is retried
  * after the next entry of the schedule, or after a 429's Retry-After when that is longer; when the
- * schedule is used up, the delivery fails. A replay is one attempt, never retried by itself.
+ * schedule is used up, or the attempt could not be prepared or recorded (`final`), the delivery fails. A replay is one attempt, never retried by itself.
  */
 export type Decision = { status: 'succeeded' } | { status: 'failed' } | { status: 'retrying'; delayMs: number };
 
 export function decideAfterAttempt(result: AttemptResult, retriesUsed: number, retryScheduleMs: readonly number[]): Decision {
   if (result.outcome === 'succeeded') return { status: 'succeeded' };
   const scheduled = retryScheduleMs[retriesUsed];
-  if (result.outcome === 'gone' || scheduled === undefined) return { status: 'failed' };
+  if (result.outcome === 'gone' || result.final || scheduled === undefined) return { status: 'failed' };
   return { status: 'retrying', delayMs: Math.max(scheduled, result.retryAfterMs ?? 0) };
 }
 

@@ -1,4 +1,6 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   patched,
@@ -11,7 +13,7 @@ import {
 import type { SandboxActivities } from '../../activities';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
-import type { NewDelivery } from '../../webhooks/delivery-records';
+import type { CarriedDelivery } from '../../webhooks/claim-check';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,
@@ -29,10 +31,15 @@ import { decideAfterAttempt, decideAfterReplay } from './policy';
 
 /** The patch (workflow versioning) under which the first attempt, not a step before it, records a new delivery. */
 const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
+/** The patch under which a cancel answers at once while an attempt is in flight, instead of waiting for it. */
+const CANCEL_DURING_ATTEMPT = 'cancel-during-attempt';
 
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
   startToCloseTimeout: '2 minutes',
+  // The attempt heartbeats every second: one whose worker died is retried within seconds (it then
+  // finds its recorded intent and resolves it as `unknown` rather than sending again).
+  heartbeatTimeout: '5 seconds',
   // Only infrastructure errors reach this policy; receiver answers are results, recorded once.
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -56,6 +63,9 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   };
   // Set while an attempt or a state write runs, so cancel and replay act between steps, never mid-step.
   let busy = false;
+  // Set while an attempt's activity runs: a cancel then takes effect at once, and the attempt's answer is only logged.
+  let sending = false;
+  const cancelsDuringAttempt = patched(CANCEL_DURING_ATTEMPT);
   let replayRequested = false;
 
   async function setState(status: DeliveryStatusValue, nextAttemptAt: string | null): Promise<void> {
@@ -79,12 +89,17 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   const refusesReplay = () => !isTerminal(state.status) || replayRequested;
   setHandler(
     cancelDeliveryUpdate,
-    () =>
-      exclusively(async () => {
+    async () => {
+      if (cancelsDuringAttempt && sending) {
+        await setState('cancelled', null);
+        return state;
+      }
+      return exclusively(async () => {
         refuseIf(refusesCancel(), cannotCancel(state.status));
         await setState('cancelled', null);
         return state;
-      }),
+      });
+    },
     { validator: () => refuseIf(refusesCancel(), cannotCancel(state.status)) },
   );
   setHandler(
@@ -99,11 +114,24 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     { validator: () => refuseIf(refusesReplay(), cannotReplay(state.status)) },
   );
 
-  async function attempt(trigger: AttemptTrigger, retriesUsed: number, newDelivery?: NewDelivery) {
+  async function attempt(trigger: AttemptTrigger, retriesUsed: number, newDelivery?: CarriedDelivery) {
     return exclusively(async () => {
       const attemptNumber = state.attemptsMade + 1;
-      const result = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger, newDelivery });
+      sending = true;
+      let result: Awaited<ReturnType<typeof attemptDelivery>>;
+      try {
+        result = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger, newDelivery });
+      } catch (error) {
+        // The delivery's own row could not be written (the activity refuses that for good): it ends
+        // failed instead of being retried forever. Never seen in earlier histories (retries were unlimited).
+        if (!isFinal(error)) throw error;
+        result = { outcome: 'failed', responseStatus: null, retryAfterMs: null, final: true };
+      } finally {
+        sending = false;
+      }
       state = { ...state, attemptsMade: attemptNumber };
+      // Cancelled while the attempt was in flight: its answer is in the attempt log; the delivery stays cancelled.
+      if (state.status === 'cancelled') return { status: 'cancelled' as const };
       const decision = trigger === 'replay' ? decideAfterReplay(result) : decideAfterAttempt(result, retriesUsed, input.retryScheduleMs);
       // Date.now() in a workflow is the deterministic workflow clock.
       await setState(decision.status, decision.status === 'retrying' ? new Date(Date.now() + decision.delayMs).toISOString() : null);
@@ -146,6 +174,10 @@ async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
     parentClosePolicy: 'ABANDON',
     typedSearchAttributes: deliverySearchAttributes({ ...report, status: 'pending' }),
   });
+}
+
+function isFinal(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.nonRetryable === true;
 }
 
 /** Checked twice: by the validator, and again once the handler holds the lock, as the state may have moved. */
