@@ -195,7 +195,11 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
     const stream = splitStream(text);
     const batchToken = (stream.batch?.security || stream.file?.security) ?? '';
     const answers: string[] = [];
-    for (const message of stream.messages) answers.push(...(await acknowledge(message, batchToken)));
+    for (const message of stream.messages) {
+      answers.push(...(await acknowledge(message, batchToken)));
+      // Refusals need no I/O; a batch of thousands of them must still let the event loop turn.
+      await new Promise(setImmediate);
+    }
     reply(batchAck(stream, answers));
   };
 }
