@@ -121,16 +121,22 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
     if (!msh) return [processHl7(text).ack.er7];
     const mode = ackModeOf(msh.get(15), msh.get(16));
     const addressee = addresseeFromText(text);
+    // `field` is where the problem is; none for a failure on our side.
     const refuse = (
       commit: CommitCode,
-      field: number,
+      field: number | undefined,
       message: string,
       original = buildAck(commit === 'CR' ? 'AR' : 'AE', addressee, [problem(field, message, commit === 'CR')]).er7,
     ) =>
       acknowledgementsFor(mode, {
         commit: {
           code: commit,
-          er7: buildCommitAck(commit, addressee, { code: 207, codeText: ERROR_CONDITION[207], location: ['MSH', '1', String(field)], message }),
+          er7: buildCommitAck(commit, addressee, {
+            code: 207,
+            codeText: ERROR_CONDITION[207],
+            location: field === undefined ? ['MSH', '1'] : ['MSH', '1', String(field)],
+            message,
+          }),
         },
         original,
       });
@@ -140,7 +146,7 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
       sender = await authenticateMllpToken(deps.db, msh.raw(8).trim() || batchToken);
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', 8, SEND_AGAIN);
+      return refuse('CE', undefined, 'The message could not be checked now (a failure on our side); send it again shortly');
     }
     // The same answer whatever MSH-5/MSH-6 name, so a peer without a token learns nothing of any identity.
     if (!sender) return refuse('CR', 8, NO_TOKEN);
@@ -158,7 +164,7 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
       outcome = await processHl7OffLoop(withoutMsh8(text));
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', 1, 'The message could not be processed now; send it again shortly');
+      return refuse('CE', undefined, 'The message could not be processed now; send it again shortly');
     }
     const application = { er7: outcome.ack.er7, success: outcome.ack.code === 'AA' };
     if (!isAccepted(outcome)) {
@@ -183,7 +189,7 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
       });
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', 1, SEND_AGAIN);
+      return refuse('CE', undefined, SEND_AGAIN);
     }
   }
 
@@ -204,9 +210,9 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
   };
 }
 
-const problem = (field: number, message: string, reject: boolean): Hl7Problem => ({
+const problem = (field: number | undefined, message: string, reject: boolean): Hl7Problem => ({
   code: 207,
-  location: { segment: 'MSH', sequence: 1, field },
+  location: { segment: 'MSH', sequence: 1, ...(field === undefined ? {} : { field }) },
   message,
   reject,
 });
