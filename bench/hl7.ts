@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createApp } from '../api/app';
+import { findHl7Trigger } from '../catalog/hl7-triggers';
 import { loadFhirStore } from '../fixtures/store';
 import { parseHl7 } from '../hl7/parse';
 import { processHl7Portable } from '../hl7/portable-outcome';
@@ -21,13 +22,15 @@ import { listen } from '../runtime/services';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
 import { startWorker } from '../runtime/worker';
+import { generateCorpus } from '../test/hl7/corpus/generate';
 import { largeOruR01 } from '../test/support/large-hl7';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 
 /**
  * `npm run bench:hl7`: HL7 v2 messages per second, (1) parsed, validated and mapped to FHIR in
- * process, per template and for a 256 KiB ORU^R01; (2) through POST /v1/sandbox/hl7/inject (API key,
+ * process, per template, on the template path against the generic one (corpus messages of triggers
+ * without a template, mapped segment by segment), and for a 256 KiB ORU^R01; (2) through POST /v1/sandbox/hl7/inject (API key,
  * Postgres, a delivery workflow started per message) until 202, and until the webhook reaches a
  * local receiver. Loopback only, a fresh Temporal dev server (or TEMPORAL_ADDRESS) and a fresh
  * Postgres database.
@@ -41,13 +44,13 @@ const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const logger = createLogger('warn', { pretty: false });
 
-/** Runs `work` repeatedly for `seconds` and returns runs per second. */
-function rate(work: () => void): number {
+/** Runs `work` repeatedly for `duration` seconds (BENCH_SECONDS by default) and returns runs per second. */
+function rate(work: () => void, duration = seconds): number {
   // Warm up for a fifth of the measurement (at least one run), so the JIT has settled.
-  const warm = performance.now() + seconds * 200;
+  const warm = performance.now() + duration * 200;
   do work();
   while (performance.now() < warm);
-  const deadline = performance.now() + seconds * 1000;
+  const deadline = performance.now() + duration * 1000;
   let runs = 0;
   const started = performance.now();
   while (performance.now() < deadline) {
@@ -80,7 +83,7 @@ function inProcess(): void {
   for (const template of templates) {
     const parseAndMap = rate(() => {
       const message = parseHl7(template.er7);
-      mapToFhir(message, validateHl7(message).trigger!);
+      mapToFhir(message, validateHl7(message).type!);
     });
     const pipeline = rate(() => processHl7(template.er7));
     totalBytes += template.er7.length;
@@ -91,6 +94,20 @@ function inProcess(): void {
   }
   console.log(
     `all ${templates.length} templates in turn: ${(templates.length / totalTime).toFixed(0)} msg/s (${(totalBytes / totalTime / 1024 / 1024).toFixed(1)} MiB/s)`,
+  );
+  // The template path against the generic one: every corpus message of a trigger without a template (test/hl7/corpus).
+  const generic = generateCorpus().filter((message) => !findHl7Trigger(message.type));
+  let genericBytes = 0;
+  let genericTime = 0;
+  for (const message of generic.slice(0, 400)) {
+    const messageRate = rate(() => processHl7(message.text), 0.02);
+    genericBytes += message.text.length;
+    genericTime += 1 / messageRate;
+  }
+  const sampled = Math.min(generic.length, 400);
+  console.log(
+    `template path (${templates.length} templated triggers in turn): ${(templates.length / totalTime).toFixed(0)} msg/s; ` +
+      `generic path (${sampled} corpus messages of ${new Set(generic.slice(0, 400).map((message) => message.type)).size} triggers without a template, in turn): ${(sampled / genericTime).toFixed(0)} msg/s (${(genericBytes / genericTime / 1024 / 1024).toFixed(1)} MiB/s)`,
   );
   const big = bigResult();
   const bigRate = rate(() => processHl7(big));
@@ -223,7 +240,7 @@ async function largeInjectEventLoop(port: number, key: string): Promise<void> {
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    processHl7Portable(largeOruR01({ controlId: `SYN-BENCH-BIG-${index}` }));
+    processHl7Portable({ text: largeOruR01({ controlId: `SYN-BENCH-BIG-${index}` }) });
     await new Promise((resolve) => setTimeout(resolve, 20));
     delay.disable();
     inPlace.push(delay.max / 1e6);

@@ -68,6 +68,15 @@ export const domains: readonly DomainDefinition[] = [
     resourceTypes: ['MedicationRequest', 'Immunization'],
   },
   {
+    id: 'hl7',
+    name: 'HL7 v2 interfaces',
+    category: 'clinical',
+    description:
+      'Every HL7 v2 message a partner sends to the inject or the MLLP listener, of any type, trigger and version, delivered as the FHIR message Bundle the v2-to-FHIR IG maps it to.',
+    standards: ['HL7 v2.1–2.8', 'HL7 v2-to-FHIR IG', 'FHIR R4 Bundle (message), MessageHeader'],
+    resourceTypes: ['Bundle'],
+  },
+  {
     id: 'eligibility',
     name: 'Eligibility and benefits',
     category: 'admin_revenue',

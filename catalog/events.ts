@@ -14,10 +14,13 @@ import type {
 import { moreInformationRequest, priorAuthDecision, reviewActionOf } from '../claims/prior-authorization';
 import { addHours } from '../fixtures/calendar';
 import { type FhirStore, patientOf } from '../fixtures/store';
-import { SANDBOX_SYSTEM, SYNTHETIC_META } from '../fixtures/synthetic';
+import { SANDBOX_SYSTEM, SYNTHETIC_META, WORLD_AS_OF } from '../fixtures/synthetic';
+import { processHl7 } from '../hl7/process';
+import { renderTemplate } from '../hl7/templates';
 import { queryCompletedTask } from '../interop/aggregator/completed-event';
 import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
+import { GENERIC_HL7_EVENT, HL7_TRIGGERS } from './hl7-triggers';
 
 /**
  * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).
@@ -222,6 +225,38 @@ const showcasePatient = (store: FhirStore) => structuredClone(store.read('Patien
 
 /** Reports a delivery that failed for good (CONVENTIONS.md, Webhooks); never reported on itself. */
 export const DELIVERY_EXHAUSTED_EVENT = 'webhook.delivery.exhausted';
+
+/** A template of hl7/templates.ts for the walkthrough patient, as the inject maps it: a message Bundle. */
+function hl7MessageBundle(templateId: string, change: (er7: string) => string = (er7) => er7) {
+  return (store: FhirStore): FhirResource => {
+    const template = renderTemplate(templateId, SHOWCASE_PATIENT, store)!;
+    const outcome = processHl7(change(template.er7), { now: new Date(WORLD_AS_OF) });
+    if (outcome.kind !== 'acknowledged' || !outcome.bundle) throw new Error(`The ${templateId} template no longer maps: ${outcome.ack.er7}`);
+    return outcome.bundle;
+  };
+}
+
+/**
+ * HL7 v2 events (issue 21, one event name, one payload shape): every message the inject or the MLLP
+ * listener accepts is delivered as a FHIR message Bundle, MessageHeader first, under an `hl7.*`
+ * event: its trigger's own for the triggers with a template, `hl7.message.received` for any other.
+ * The clinical events above (adt.patient.admitted …) carry single resources, from mocks and scenarios.
+ */
+const hl7Definitions: EventDefinition[] = [
+  ...HL7_TRIGGERS.map((trigger) => ({
+    name: trigger.event,
+    domain: 'hl7',
+    description: `An HL7 v2 ${trigger.type} message (${trigger.description.toLowerCase()}) was received, as a FHIR message Bundle.`,
+    sampleResource: hl7MessageBundle(trigger.type.replace('^', '-').toLowerCase()),
+  })),
+  {
+    name: GENERIC_HL7_EVENT,
+    domain: 'hl7',
+    description:
+      'Any other HL7 v2 message (any message type, trigger and version 2.1–2.8), mapped segment by segment to a FHIR message Bundle; MessageHeader.eventCoding names its trigger (the example: ADT^A05, pre-admit).',
+    sampleResource: hl7MessageBundle('adt-a01', (er7) => er7.replace('ADT^A01^ADT_A01', 'ADT^A05^ADT_A05').replace('\rEVN|A01|', '\rEVN|A05|')),
+  },
+];
 
 const definitions: EventDefinition[] = [
   {
@@ -434,6 +469,7 @@ const definitions: EventDefinition[] = [
     description: 'A delivery used up its retries and failed (observability).',
     sampleResource: deliveryExhausted,
   },
+  ...hl7Definitions,
 ];
 
 export const eventCatalog: ReadonlyMap<string, EventDefinition> = new Map(definitions.map((definition) => [definition.name, definition]));

@@ -5,6 +5,7 @@ import {
   ATTEMPT_TRIGGERS,
   CHAOS_MODES,
   DELIVERY_STATUSES,
+  HL7_CONFORMANCE_MODES,
   SCENARIO_RUN_STATUSES,
   TARGET_SOURCES,
 } from './vocabulary';
@@ -76,6 +77,8 @@ export const hl7Identities = pgTable(
     mllpTokenHash: text('mllp_token_hash'),
     /** The token's first and last characters, so a partner can tell which one an engine is set up with. */
     mllpTokenHint: text('mllp_token_hint'),
+    /** How messages for this connection are checked when the request does not say (issue 21). */
+    conformance: text('conformance', { enum: HL7_CONFORMANCE_MODES }).notNull().default('lenient'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

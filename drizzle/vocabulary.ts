@@ -58,3 +58,10 @@ export type ScenarioStepStatus = (typeof SCENARIO_STEP_STATUSES)[number];
 /** How a run's clock moves: typical delays as they are, divided by `time_scale`, or only when advanced. */
 export const PACE_MODES = ['realtime', 'accelerated', 'manual'] as const;
 export type PaceMode = (typeof PACE_MODES)[number];
+
+/**
+ * How strictly an inbound HL7 v2 message is checked: `lenient` (findings are warnings on an AA, as
+ * production listeners answer) or `strict` (findings are errors, AE), per HL7 identity and per request.
+ */
+export const HL7_CONFORMANCE_MODES = ['lenient', 'strict'] as const;
+export type Hl7ConformanceMode = (typeof HL7_CONFORMANCE_MODES)[number];

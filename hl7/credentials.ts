@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
+import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { hashApiKey } from '../platform/secrets';
 
@@ -32,6 +33,8 @@ export interface MllpSender {
   environment: string;
   receivingApplication: string;
   receivingFacility: string;
+  /** How the identity asks its messages to be checked. */
+  conformance: Hl7ConformanceMode;
 }
 
 /** The identity whose token this is, or undefined (no such token, or not a token at all: nothing is queried). */
@@ -44,6 +47,7 @@ export async function authenticateMllpToken(db: Database, token: string): Promis
       environment: connections.environment,
       receivingApplication: hl7Identities.receivingApplication,
       receivingFacility: hl7Identities.receivingFacility,
+      conformance: hl7Identities.conformance,
     })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))

@@ -41,7 +41,7 @@ export function codeSystemUri(name: string): string | undefined {
   if (known) return known;
   const table = /^HL7(\d{4})$/i.exec(name);
   if (table) return `http://terminology.hl7.org/CodeSystem/v2-${table[1]}`;
-  if (/^(https?:|urn:)/.test(name)) return name;
+  if (/^(https?:|urn:)\S+$/.test(name)) return name;
   return `${LOCAL_SYSTEM}${encodeURIComponent(name)}`;
 }
 
@@ -68,12 +68,28 @@ export function codeableConcept(value: Hl7Repetition, defaultSystem?: string): C
   return { ...(codings.length ? { coding: codings } : {}), ...(text ? { text } : {}) };
 }
 
-/** HD (namespace^universal id^type) → an identifier system URI. */
-export function identifierSystem(namespace: string, universalId: string, type: string): string | undefined {
+/**
+ * Identifier namespaces with a FHIR system of their own, by HD.1 or identifier type code: NPIs under
+ * us-npi (the v2-to-FHIR IG's NamingSystem for the US National Provider Identifier), SSNs under us-ssn.
+ */
+const KNOWN_IDENTIFIER_SYSTEMS: Record<string, string> = {
+  NPI: 'http://hl7.org/fhir/sid/us-npi',
+  SSA: 'http://hl7.org/fhir/sid/us-ssn',
+  SS: 'http://hl7.org/fhir/sid/us-ssn',
+  SSN: 'http://hl7.org/fhir/sid/us-ssn',
+};
+
+/** HD (namespace^universal id^type) → an identifier system URI; `idType` (CX.5/XCN.13) may name it too (NPI, SS). */
+export function identifierSystem(namespace: string, universalId: string, type: string, idType = ''): string | undefined {
+  if (universalId === '2.16.840.1.113883.4.6' || (!universalId && KNOWN_IDENTIFIER_SYSTEMS[namespace.toUpperCase()]))
+    return KNOWN_IDENTIFIER_SYSTEMS[namespace.toUpperCase()] ?? KNOWN_IDENTIFIER_SYSTEMS.NPI;
+  if (!universalId && !namespace && KNOWN_IDENTIFIER_SYSTEMS[idType]) return KNOWN_IDENTIFIER_SYSTEMS[idType];
   if (universalId) {
-    if (type === 'ISO' || /^\d+(\.\d+)+$/.test(universalId)) return `urn:oid:${universalId}`;
-    if (type === 'UUID') return `urn:uuid:${universalId}`;
-    return universalId;
+    if (/^\d+(\.\d+)+$/.test(universalId)) return `urn:oid:${universalId}`;
+    if (type === 'UUID' && /^[0-9a-fA-F-]{36}$/.test(universalId)) return `urn:uuid:${universalId.toLowerCase()}`;
+    if (/^(https?:|urn:)\S+$/.test(universalId)) return universalId;
+    // A universal id that is none of these is still a name for the namespace.
+    return `${LOCAL_IDENTIFIER_SYSTEM}${encodeURIComponent(universalId)}`;
   }
   return namespace ? `${LOCAL_IDENTIFIER_SYSTEM}${encodeURIComponent(namespace)}` : undefined;
 }
@@ -82,8 +98,8 @@ export function identifierSystem(namespace: string, universalId: string, type: s
 export function identifier(value: Hl7Repetition): Identifier | undefined {
   const id = value.get(1);
   if (!id) return undefined;
-  const system = identifierSystem(value.get(4, 1), value.get(4, 2), value.get(4, 3));
   const type = value.get(5);
+  const system = identifierSystem(value.get(4, 1), value.get(4, 2), value.get(4, 3), type);
   return { ...(type ? { type: { coding: [v2Coding('0203', type)] } } : {}), ...(system ? { system } : {}), value: id };
 }
 
@@ -158,7 +174,7 @@ export function practitionerReference(value: Hl7Repetition): Reference | undefin
   const id = value.get(1);
   const name = [value.get(6), value.get(3), value.get(4), value.get(2, 1)].filter(Boolean).join(' ');
   if (!id && !name) return undefined;
-  const system = identifierSystem(value.get(9, 1), value.get(9, 2), value.get(9, 3));
+  const system = identifierSystem(value.get(9, 1), value.get(9, 2), value.get(9, 3), value.get(13));
   return {
     type: 'Practitioner',
     ...(id ? { identifier: { ...(system ? { system } : {}), value: id } } : {}),
@@ -176,12 +192,24 @@ export function dateTime(value: string, defaultOffset = '+0000'): string | undef
   const match = DTM.exec(value);
   if (!match) return undefined;
   const [, year, month, day, hour, minute, second, fraction, offset] = match;
+  if (!isRealInstant(match)) return undefined;
   if (!month) return year;
   if (!day) return `${year}-${month}`;
   if (!hour) return `${year}-${month}-${day}`;
   const zone = offset ?? defaultOffset;
   const fhirZone = zone === '+0000' || zone === '-0000' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(3)}`;
   return `${year}-${month}-${day}T${hour}:${minute ?? '00'}:${second ?? '00'}${fraction ?? ''}${fhirZone}`;
+}
+
+/** Whether the parts of a DTM name a real calendar instant (no 13th month, no 31 April, no 25 o'clock). */
+function isRealInstant([, year, month, day, hour, minute, second, , offset]: RegExpExecArray): boolean {
+  if (year === '0000') return false;
+  if (month !== undefined && (Number(month) < 1 || Number(month) > 12)) return false;
+  if (day !== undefined && (Number(day) < 1 || Number(day) > new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate())) return false;
+  if (hour !== undefined && Number(hour) > 23) return false;
+  if (minute !== undefined && Number(minute) > 59) return false;
+  if (second !== undefined && Number(second) > 59) return false;
+  return offset === undefined || (Number(offset.slice(1, 3)) <= 14 && Number(offset.slice(3)) <= 59);
 }
 
 /** DTM → FHIR instant (full precision: a bare date is midnight). */

@@ -1,20 +1,20 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
+import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { startDelivery } from '../webhooks/start-delivery';
-import { addresseeFromText, buildAck } from './ack';
-import { ackModeOf, acknowledgementsFor, buildCommitAck, type CommitCode } from './ack-mode';
+import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
 import { batchAck, isBatchOrStream, splitStream } from './batch';
 import { authenticateMllpToken, type MllpSender } from './credentials';
 import { readMsh, withoutMsh8 } from './header';
 import { processHl7OffLoop } from './off-loop';
 import type { PortableHl7Outcome } from './portable-outcome';
 import { processHl7 } from './process';
-import { ERROR_CONDITION, type Hl7Problem } from './validate';
+import type { Hl7Problem } from './validate';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
@@ -35,10 +35,12 @@ export interface Hl7Recipient {
   organizationId: string;
   connectionId: string | null;
   environment: string;
+  /** How the recipient's HL7 identity asks its messages to be checked (lenient when it has none). */
+  conformance: Hl7ConformanceMode;
 }
 
 type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
-type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'trigger'>>;
+type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'event'>>;
 
 export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
   return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
@@ -48,7 +50,7 @@ export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
   const head: Omit<WebhookEnvelope, 'resource'> = {
     id: newId('evt'),
-    event: outcome.trigger.event,
+    event: outcome.event,
     connection_id: recipient.connectionId,
     environment: recipient.environment,
     occurred_at: new Date().toISOString(),
@@ -89,7 +91,12 @@ export async function findRecipientByIdentity(
   facility: string,
 ): Promise<Hl7Recipient | undefined> {
   const [row] = await db
-    .select({ organizationId: hl7Identities.organizationId, connectionId: hl7Identities.connectionId, environment: connections.environment })
+    .select({
+      organizationId: hl7Identities.organizationId,
+      connectionId: hl7Identities.connectionId,
+      environment: connections.environment,
+      conformance: hl7Identities.conformance,
+    })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
     .where(
@@ -102,94 +109,106 @@ export async function findRecipientByIdentity(
   return row;
 }
 
+/**
+ * The acknowledgements MSH-15/MSH-16 ask for (hl7/ack.ts, acknowledgementsDue), in the order they
+ * are sent: original mode, the application ACK alone; enhanced mode, the accept ACK then the
+ * application ACK, each when due. `onOurSide`: the message was not committed for a failure of ours,
+ * so the accept ACK is CE (send again), not CR.
+ */
+export function acknowledgementsFor(
+  msh15: string,
+  msh16: string,
+  application: Hl7Ack,
+  addressee: AckAddressee,
+  options: { acceptProblems?: readonly Hl7Problem[]; onOurSide?: boolean } = {},
+): string[] {
+  const due = acknowledgementsDue(msh15, msh16, application.code as AckCode);
+  if (due.mode === 'original') return [application.er7];
+  const answers: string[] = [];
+  if (due.accept) answers.push(buildAck(options.onOurSide ? 'CE' : due.accept, addressee, options.acceptProblems ?? []).er7);
+  if (due.application) answers.push(application.er7);
+  return answers;
+}
+
 const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
 const NO_TOKEN =
   'MSH-8 (Security) must carry the MLLP token of the connection the message is for; PUT /v1/sandbox/hl7/identities/{connection_id} issues it';
+
+/** An ERR at MSH (at `field` when given; none for a failure on our side), refusing the message as a whole. */
+const mshProblem = (field: number | undefined, message: string): Hl7Problem => ({
+  code: 207,
+  location: { segment: 'MSH', sequence: 1, ...(field === undefined ? {} : { field }) },
+  message,
+  reject: true,
+});
+
+/** An ACK's errors (not its warnings) as the problems they were. */
+const errorsOf = (ack: Hl7Ack): Hl7Problem[] =>
+  ack.errors
+    .filter((error) => error.severity === 'E')
+    .map(({ segment, sequence, field, repetition, component, code, message }) => ({
+      code: code as Hl7Problem['code'],
+      location: { segment, sequence, field, repetition, component },
+      message,
+      reject: true,
+    }));
 
 /**
  * The MLLP listener's handler: the same pipeline as the HTTP inject, for each message of a frame
  * (one message, or a batch or stream of them, answered with a batch acknowledgement). MLLP carries
  * no API key: each message's MSH-8 (or its batch's BHS-8/FHS-8) must carry a connection's MLLP
  * token, checked from the header alone before the message is parsed; the message is then delivered
- * for that connection, and its MSH-5/MSH-6 must name that connection's identity. Acknowledgements
- * follow MSH-15/MSH-16 (hl7/ack-mode.ts).
+ * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
+ * name that identity. Acknowledgements follow MSH-15/MSH-16.
  */
 export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
   async function acknowledge(text: string, batchToken: string): Promise<string[]> {
     const msh = readMsh(text);
     // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
     if (!msh) return [processHl7(text).ack.er7];
-    const mode = ackModeOf(msh.get(15), msh.get(16));
     const addressee = addresseeFromText(text);
-    // `field` is where the problem is; none for a failure on our side.
-    const refuse = (
-      commit: CommitCode,
-      field: number | undefined,
-      message: string,
-      original = buildAck(commit === 'CR' ? 'AR' : 'AE', addressee, [problem(field, message, commit === 'CR')]).er7,
-    ) =>
-      acknowledgementsFor(mode, {
-        commit: {
-          code: commit,
-          er7: buildCommitAck(commit, addressee, {
-            code: 207,
-            codeText: ERROR_CONDITION[207],
-            location: field === undefined ? ['MSH', '1'] : ['MSH', '1', String(field)],
-            message,
-          }),
-        },
-        original,
-      });
+    const answer = (application: Hl7Ack, options?: Parameters<typeof acknowledgementsFor>[4]) =>
+      acknowledgementsFor(msh.get(15), msh.get(16), application, addressee, options);
+    const refuse = (problem: Hl7Problem, onOurSide = false) => {
+      const application = buildAck('AR', addressee, [problem]);
+      return answer(application, { acceptProblems: [problem], onOurSide });
+    };
 
     let sender: MllpSender | undefined;
     try {
       sender = await authenticateMllpToken(deps.db, msh.raw(8).trim() || batchToken);
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', undefined, 'The message could not be checked now (a failure on our side); send it again shortly');
+      return refuse(mshProblem(undefined, 'The message could not be checked now (a failure on our side); send it again shortly'), true);
     }
     // The same answer whatever MSH-5/MSH-6 name, so a peer without a token learns nothing of any identity.
-    if (!sender) return refuse('CR', 8, NO_TOKEN);
+    if (!sender) return refuse(mshProblem(8, NO_TOKEN));
     if (msh.get(5) !== sender.receivingApplication || msh.get(6) !== sender.receivingFacility) {
       const named = `${msh.get(5) || '(empty)'}/${msh.get(6) || '(empty)'}`;
       return refuse(
-        'CR',
-        5,
-        `MSH-5/MSH-6 name ${named}, but the token is for the HL7 identity ${sender.receivingApplication}/${sender.receivingFacility}`,
+        mshProblem(5, `MSH-5/MSH-6 name ${named}, but the token is for the HL7 identity ${sender.receivingApplication}/${sender.receivingFacility}`),
       );
     }
 
     let outcome: PortableHl7Outcome;
     try {
-      outcome = await processHl7OffLoop(withoutMsh8(text));
+      outcome = await processHl7OffLoop(withoutMsh8(text), sender.conformance);
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', undefined, 'The message could not be processed now; send it again shortly');
+      return refuse(mshProblem(undefined, 'The message could not be processed now (a failure on our side); send it again shortly'), true);
     }
-    const application = { er7: outcome.ack.er7, success: outcome.ack.code === 'AA' };
     if (!isAccepted(outcome)) {
-      // A message refused as a whole (AR) is not committed; one with content errors is, and then answered AE.
-      const commit: CommitCode = outcome.ack.code === 'AR' ? 'CR' : 'CA';
-      const error = outcome.ack.errors[0];
-      const commitEr7 = buildCommitAck(
-        commit,
-        addressee,
-        error && { code: error.code, codeText: error.code_text, location: error.location.split('^'), message: error.message },
-      );
-      return acknowledgementsFor(mode, { commit: { code: commit, er7: commitEr7 }, application, original: outcome.ack.er7 });
+      // A CR says why too, in case MSH-16 asks for no application ACK.
+      return answer(outcome.ack, { acceptProblems: outcome.ack.code === 'AR' ? errorsOf(outcome.ack) : [] });
     }
-    // A database or Temporal outage, at the start, is a CE (or, in original mode, an AE): send again, not a dropped connection.
+    // A database or Temporal outage at the start is an AR in original mode (HL7 table 0008: rejected for a
+    // reason unrelated to the content; send it again) and a CE in enhanced mode, not a dropped connection.
     try {
       const deliveryId = await deliverHl7(deps, sender, outcome);
-      const accepted = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
-      return acknowledgementsFor(mode, {
-        commit: { code: 'CA', er7: buildCommitAck('CA', addressee) },
-        application: { er7: accepted, success: true },
-        original: accepted,
-      });
+      return answer(buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`));
     } catch (error) {
       deps.onError?.(error);
-      return refuse('CE', undefined, SEND_AGAIN);
+      return refuse(mshProblem(undefined, SEND_AGAIN), true);
     }
   }
 
@@ -209,10 +228,3 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
     reply(batchAck(stream, answers));
   };
 }
-
-const problem = (field: number | undefined, message: string, reject: boolean): Hl7Problem => ({
-  code: 207,
-  location: { segment: 'MSH', sequence: 1, ...(field === undefined ? {} : { field }) },
-  message,
-  reject,
-});

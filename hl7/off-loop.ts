@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { type PortableHl7Outcome, processHl7Portable } from './portable-outcome';
+import type { ConformanceMode } from './validate';
 
 /**
  * Parsing, checking and mapping a large HL7 v2 message takes the CPU for a long while (a 256 KiB
@@ -28,7 +29,7 @@ function threads(): Piscina {
 }
 
 /** processHl7 off the event loop for a large message, in place for a small one. */
-export async function processHl7OffLoop(text: string): Promise<PortableHl7Outcome> {
-  if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable(text);
-  return threads().run(text);
+export async function processHl7OffLoop(text: string, conformance?: ConformanceMode): Promise<PortableHl7Outcome> {
+  if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable({ text, conformance });
+  return threads().run({ text, conformance });
 }

@@ -27,6 +27,14 @@ export class NotHl7Error extends Error {
  */
 export class UnreadableHl7Error extends Error {
   override readonly name = 'UnreadableHl7Error';
+
+  constructor(
+    message: string,
+    /** The MSH field that cannot be read (2: the encoding characters), for ERR-2. */
+    readonly field?: number,
+  ) {
+    super(message);
+  }
 }
 
 /** One repetition of a field: its components, each a list of subcomponents, escape sequences decoded. */
@@ -259,6 +267,7 @@ function readDelimiters(text: string): Delimiters {
   if (!wellFormed)
     throw new UnreadableHl7Error(
       `MSH-2 must hold four distinct encoding characters (component, repetition, escape, subcomponent), e.g. ^~\\&; got "${encoding}"`,
+      2,
     );
   const [component, repetition, escapeCharacter, subcomponent] = encoding;
   return { encoding, field, component: component!, repetition: repetition!, escape: escapeCharacter!, subcomponent: subcomponent! };

@@ -1,6 +1,7 @@
 import { asFhirJson } from '../fhir/resource-json';
 import { type AckAddressee, addresseeOf } from './ack';
 import { type Hl7Outcome, processHl7 } from './process';
+import type { ConformanceMode } from './validate';
 
 type WithoutParsed<T> = T extends unknown ? Omit<T, 'message' | 'bundle'> : never;
 
@@ -28,7 +29,13 @@ export function portableOutcome(outcome: Hl7Outcome): PortableHl7Outcome {
   };
 }
 
+/** What a thread of the off-loop pool is given: the message, and how strictly to check it. */
+export interface Hl7Task {
+  text: string;
+  conformance?: ConformanceMode;
+}
+
 /** processHl7, answered as plain data: the task the off-loop pool's threads run. */
-export function processHl7Portable(text: string): PortableHl7Outcome {
-  return portableOutcome(processHl7(text));
+export function processHl7Portable({ text, conformance }: Hl7Task): PortableHl7Outcome {
+  return portableOutcome(processHl7(text, { conformance }));
 }

@@ -1,9 +1,9 @@
 import type { Bundle } from 'fhir/r4';
-import type { Hl7Trigger } from '../catalog/hl7-triggers';
-import { addresseeFromText, addresseeOf, buildAck, type Hl7Ack } from './ack';
+import { type Hl7Trigger, hl7EventFor } from '../catalog/hl7-triggers';
+import { type AcknowledgementsDue, acknowledgementsDue, addresseeFromText, addresseeOf, buildAck, type Hl7Ack } from './ack';
 import { MAX_MESSAGE_BYTES, NotHl7Error, type ParsedHl7, parseHl7, UnreadableHl7Error } from './parse';
 import { mapToFhir } from './to-fhir';
-import { acknowledgmentCode, type Hl7Problem, validateHl7 } from './validate';
+import { acknowledgmentCode, type ConformanceMode, type Hl7Problem, validateHl7 } from './validate';
 
 /** What became of one inbound message: the same for the HTTP inject and the MLLP listener. */
 export type Hl7Outcome =
@@ -11,15 +11,37 @@ export type Hl7Outcome =
   | { kind: 'not_hl7'; detail: string; ack: Hl7Ack }
   /** Over MAX_MESSAGE_BYTES: HTTP 413, MLLP an AR. */
   | { kind: 'too_large'; detail: string; ack: Hl7Ack }
-  /** Read, checked, answered: AA with the mapped Bundle, or AE/AR with the problems. */
-  | { kind: 'acknowledged'; ack: Hl7Ack; controlId: string; message?: ParsedHl7; trigger?: Hl7Trigger; bundle?: Bundle };
+  /** Read, checked, answered: AA with the mapped Bundle (warnings allowed), or AE/AR with the problems. */
+  | {
+      kind: 'acknowledged';
+      ack: Hl7Ack;
+      controlId: string;
+      message?: ParsedHl7;
+      /** MSH-9.1^MSH-9.2, when MSH-9 names one. */
+      type?: string;
+      /** The template entry of the trigger, when it has one. */
+      trigger?: Hl7Trigger;
+      /** The catalog event the Bundle is delivered under. */
+      event?: string;
+      bundle?: Bundle;
+      /** The acknowledgements MSH-15/MSH-16 ask for, given this outcome. */
+      due: AcknowledgementsDue;
+    };
 
-const problem = (code: Hl7Problem['code'], message: string, segment = 'MSH'): Hl7Problem => ({
+export interface ProcessOptions {
+  now?: Date;
+  /** `lenient` (default): findings are warnings on an AA; `strict`: they are errors (AE). */
+  conformance?: ConformanceMode;
+}
+
+const problem = (code: Hl7Problem['code'], message: string, field?: number): Hl7Problem => ({
   code,
-  location: { segment, sequence: 1 },
+  location: { segment: 'MSH', sequence: 1, field },
   message,
   reject: true,
 });
+
+const ORIGINAL_MODE: AcknowledgementsDue = { mode: 'original', accept: null, application: true };
 
 /** The AR for a message over MAX_MESSAGE_BYTES, from its first bytes (enough for its MSH). */
 export function oversizeAck(head: string, bytes: number, now: Date = new Date()): { detail: string; ack: Hl7Ack } {
@@ -28,10 +50,13 @@ export function oversizeAck(head: string, bytes: number, now: Date = new Date())
 }
 
 /**
- * Parse, validate and map one message, and build its ACK. Never throws: anything unexpected while
- * checking or mapping is answered AE with ERR code 207 (application internal error), as HL7 prescribes.
+ * Parse, validate and map one message, and build its ACK. Any well-formed message is accepted:
+ * findings are warnings unless `conformance` is strict. Never throws: anything unexpected while
+ * checking or mapping is our failure, answered AR with ERR code 207 (application internal error;
+ * HL7 table 0008: rejected for a reason unrelated to the content).
  */
-export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
+export function processHl7(text: string, options: ProcessOptions = {}): Hl7Outcome {
+  const now = options.now ?? new Date();
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_MESSAGE_BYTES) return { kind: 'too_large', ...oversizeAck(text, bytes, now) };
   let message: ParsedHl7;
@@ -42,26 +67,40 @@ export function processHl7(text: string, now: Date = new Date()): Hl7Outcome {
     if (error instanceof NotHl7Error)
       return { kind: 'not_hl7', detail: error.message, ack: buildAck('AR', addressee, [problem(100, error.message)], now) };
     const detail = error instanceof UnreadableHl7Error ? error.message : `The message cannot be read: ${(error as Error).message}`;
-    return { kind: 'acknowledged', controlId: addressee.controlId, ack: buildAck('AR', addressee, [problem(100, detail)], now) };
+    const field = error instanceof UnreadableHl7Error ? error.field : undefined;
+    return {
+      kind: 'acknowledged',
+      controlId: addressee.controlId,
+      ack: buildAck('AR', addressee, [problem(100, detail, field)], now),
+      due: ORIGINAL_MODE,
+    };
   }
   const addressee = addresseeOf(message);
-  const answer = (code: Hl7Ack['code'], problems: Hl7Problem[], trigger?: Hl7Trigger, bundle?: Bundle): Hl7Outcome => ({
-    kind: 'acknowledged',
-    controlId: addressee.controlId,
-    message,
-    trigger,
-    bundle,
-    ack: buildAck(code, addressee, problems, now),
-  });
+  const msh = message.header;
+  const answer = (problems: Hl7Problem[], type?: string, trigger?: Hl7Trigger, bundle?: Bundle): Hl7Outcome => {
+    const code = acknowledgmentCode(problems);
+    return {
+      kind: 'acknowledged',
+      controlId: addressee.controlId,
+      message,
+      type,
+      trigger,
+      event: bundle && type ? hl7EventFor(type) : undefined,
+      bundle,
+      ack: buildAck(code, addressee, problems, now),
+      due: acknowledgementsDue(msh.get(15), msh.get(16), code),
+    };
+  };
+  let type: string | undefined;
   let trigger: Hl7Trigger | undefined;
+  let problems: Hl7Problem[] = [];
   try {
-    const checked = validateHl7(message);
-    trigger = checked.trigger;
-    const code = acknowledgmentCode(checked.problems);
-    if (code !== 'AA' || !trigger) return answer(code, checked.problems, trigger);
-    return answer('AA', [], trigger, mapToFhir(message, trigger).bundle);
+    const checked = validateHl7(message, options.conformance);
+    ({ type, trigger, problems } = checked);
+    if (acknowledgmentCode(problems) !== 'AA' || !type) return answer(problems, type, trigger);
+    return answer(problems, type, trigger, mapToFhir(message, type).bundle);
   } catch (error) {
     const detail = `The message could not be processed: ${(error as Error).message}`;
-    return answer('AE', [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: detail, reject: false }], trigger);
+    return answer([...problems, { code: 207, location: { segment: 'MSH', sequence: 1 }, message: detail, reject: true }], type, trigger);
   }
 }

@@ -681,8 +681,9 @@ export function renderTemplate(
     definition.version,
     null,
     null,
-    'AL',
-    'NE',
+    // MSH-15/MSH-16 empty: original acknowledgement mode, one application ACK (AA/AE/AR) per message.
+    null,
+    null,
     null,
     'UNICODE UTF-8',
   ]);

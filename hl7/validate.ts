@@ -1,4 +1,5 @@
-import { findHl7Trigger, type Hl7Trigger, isKnownMessageCode } from '../catalog/hl7-triggers';
+import { findHl7Trigger, type Hl7Trigger, requiresPatient } from '../catalog/hl7-triggers';
+import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Hl7Segment, ParsedHl7 } from './parse';
 
 /** HL7 table 0357 (message error condition codes): the ones the sandbox reports. */
@@ -24,12 +25,20 @@ export interface Hl7Location {
   component?: number;
 }
 
+/**
+ * How much a finding weighs: `E` stops the message (AE, or AR when `reject`), `W` is reported with
+ * the ACK (ERR-4 = W) while the message is accepted and the field left out of the FHIR output.
+ */
+export type ProblemSeverity = 'E' | 'W';
+
 export interface Hl7Problem {
   code: ErrorConditionCode;
   location: Hl7Location;
   message: string;
-  /** A problem with the message as a whole (its header or type): answered AR, not AE. */
+  /** A problem with the message as a whole (its header, version or processing id): answered AR, not AE. */
   reject: boolean;
+  /** `E` when absent. */
+  severity?: ProblemSeverity;
 }
 
 /** ERR-2 text: `PID^1^7`, `PID^1^5^1^1`, or just `PV1` for a segment that is missing. */
@@ -43,15 +52,15 @@ export function locationText(location: Hl7Location): string {
     .join('^');
 }
 
-/** The HL7 versions the sandbox reads (issue 10: 2.3 to 2.8, with their point releases). */
-export const SUPPORTED_VERSIONS = /^2\.(3|4|5|6|7|8)(\.\d+)?$/;
+/** The HL7 versions the sandbox reads: every v2 release, 2.1 to 2.8, with their point releases (2.3.1, 2.5.1, 2.8.2). */
+export const SUPPORTED_VERSIONS = /^2\.[1-8](\.\d{1,2}){0,2}$/;
 
 const DTM = /^(\d{4})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:(\d{2})(?:\.\d{1,4})?)?)?)?)?)?([+-]\d{4})?$/;
 
 /** Whether `value` is an HL7 DTM/TS (YYYY[MM[DD[HH[MM[SS[.S]]]]]][+/-ZZZZ]) naming a real instant. */
 export function isHl7DateTime(value: string): boolean {
   const match = DTM.exec(value);
-  if (!match) return false;
+  if (!match || match[1] === '0000') return false;
   const [, , month, day, hour, minute, second, offset] = match;
   if (month !== undefined && (Number(month) < 1 || Number(month) > 12)) return false;
   if (day !== undefined && (Number(day) < 1 || Number(day) > new Date(Date.UTC(Number(match[1]), Number(month), 0)).getUTCDate())) return false;
@@ -68,7 +77,7 @@ export const isHl7Number = (value: string) => /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(
 export const TABLES = {
   '0001': ['A', 'F', 'M', 'N', 'O', 'U', 'X'],
   '0004': ['B', 'C', 'E', 'I', 'N', 'O', 'P', 'R', 'U'],
-  '0085': ['C', 'D', 'F', 'I', 'N', 'O', 'P', 'R', 'S', 'U', 'W', 'X'],
+  '0085': ['A', 'B', 'C', 'D', 'F', 'I', 'N', 'O', 'P', 'R', 'S', 'U', 'V', 'W', 'X'],
   '0103': ['D', 'P', 'T'],
   '0123': ['O', 'I', 'S', 'A', 'P', 'C', 'R', 'F', 'X', 'Y', 'Z'],
   '0125': [
@@ -108,24 +117,46 @@ export const TABLES = {
   '0322': ['CP', 'RE', 'NA', 'PA'],
 } as const;
 
+/**
+ * How strictly a message is checked (drizzle/vocabulary.ts). `lenient` (the default) reports a
+ * missing or malformed field as a warning and accepts the message, as production listeners do;
+ * `strict` answers AE for every finding, for partners who test their conformance.
+ */
+export type ConformanceMode = Hl7ConformanceMode;
+
 export interface Validation {
-  /** The trigger the message names, when the sandbox takes it. */
+  /** MSH-9.1^MSH-9.2 (the trigger from EVN-1 for v2.1 senders); undefined when MSH-9 names none. */
+  type?: string;
+  /** The trigger's template entry, when the sandbox has one (its own event and checks). */
   trigger?: Hl7Trigger;
   problems: Hl7Problem[];
 }
 
-/** The acknowledgment code for a set of problems (MSA-1). */
+/** The acknowledgment code for a set of problems (MSA-1): warnings alone leave it AA. */
 export function acknowledgmentCode(problems: readonly Hl7Problem[]): 'AA' | 'AE' | 'AR' {
   if (problems.some((problem) => problem.reject)) return 'AR';
-  return problems.length > 0 ? 'AE' : 'AA';
+  return problems.some((problem) => problem.severity !== 'W') ? 'AE' : 'AA';
 }
 
 /** Collects problems with the location of the segment being checked. */
 class Checker {
   readonly problems: Hl7Problem[] = [];
 
-  add(code: ErrorConditionCode, location: Hl7Location, message: string, reject = false): void {
-    this.problems.push({ code, location, message, reject });
+  constructor(private readonly mode: ConformanceMode = 'lenient') {}
+
+  /** A finding that does not stop processing: a warning, or an error in strict mode. */
+  add(code: ErrorConditionCode, location: Hl7Location, message: string): void {
+    this.problems.push({ code, location, message, reject: false, severity: this.mode === 'strict' ? 'E' : 'W' });
+  }
+
+  /** Content the message cannot be processed without: AE in every mode. */
+  error(code: ErrorConditionCode, location: Hl7Location, message: string): void {
+    this.problems.push({ code, location, message, reject: false, severity: 'E' });
+  }
+
+  /** The message as a whole is refused (header, version, processing id): AR. */
+  reject(code: ErrorConditionCode, location: Hl7Location, message: string): void {
+    this.problems.push({ code, location, message, reject: true, severity: 'E' });
   }
 
   at(segment: Hl7Segment, field?: number, component?: number): Hl7Location {
@@ -179,53 +210,57 @@ class Checker {
   }
 }
 
-function checkHeader(message: ParsedHl7, check: Checker): Hl7Trigger | undefined {
+const MESSAGE_CODE = /^[A-Z][A-Z0-9]{2}$/;
+const TRIGGER_EVENT = /^[A-Z0-9]{3}$/;
+const SEGMENT_ID = /^[A-Z][A-Z0-9]{2}$/;
+
+/**
+ * The header decides whether the message is well formed (issue 21): MSH-9 names a message type,
+ * MSH-10 a control id, MSH-12 a v2 version, MSH-11 a processing id of table 0103. Anything else in
+ * it is a finding. Returns MSH-9.1^MSH-9.2, or undefined when the message is refused.
+ */
+function checkHeader(message: ParsedHl7, check: Checker): string | undefined {
   const msh = message.header;
-  const controlId = msh.get(10);
-  if (controlId === '') check.add(101, check.at(msh, 10), 'MSH-10 (message control id) is required: the ACK answers it in MSA-2', true);
+  if (msh.get(10).trim() === '') check.reject(101, check.at(msh, 10), 'MSH-10 (message control id) is required: the ACK answers it in MSA-2');
   const version = msh.get(12);
-  if (version === '') check.add(101, check.at(msh, 12), 'MSH-12 (version id) is required', true);
-  else if (!SUPPORTED_VERSIONS.test(version)) check.add(203, check.at(msh, 12), `HL7 version "${version}" is not supported; send 2.3 to 2.8`, true);
+  if (version === '') check.reject(101, check.at(msh, 12), 'MSH-12 (version id) is required');
+  else if (!SUPPORTED_VERSIONS.test(version)) check.reject(203, check.at(msh, 12), `HL7 version "${version}" is not a v2 version; send 2.1 to 2.8`);
   const processing = msh.get(11);
-  if (processing !== '' && !(TABLES['0103'] as readonly string[]).includes(processing))
-    check.add(202, check.at(msh, 11), `MSH-11 (processing id) "${processing}" is not P, D or T`, true);
+  if (processing === '') check.add(101, check.at(msh, 11), 'MSH-11 (processing id) is required; P is assumed');
+  else if (!(TABLES['0103'] as readonly string[]).includes(processing))
+    check.reject(202, check.at(msh, 11), `MSH-11 (processing id) "${processing}" is not P, D or T`);
   check.dateTime(msh, 7, 'date/time of message');
 
   const code = msh.get(9, 1);
-  const event = msh.get(9, 2);
-  if (code === '' || event === '') {
-    check.add(101, check.at(msh, 9, code === '' ? 1 : 2), 'MSH-9 (message type) must name the message code and trigger event, e.g. ADT^A01', true);
+  // v2.1 names the trigger in EVN-1 only; later versions in MSH-9.2.
+  const event = msh.get(9, 2) || message.segment('EVN')?.get(1) || '';
+  if (!MESSAGE_CODE.test(code)) {
+    check.reject(code === '' ? 101 : 200, check.at(msh, 9, 1), 'MSH-9 (message type) must name the message code and trigger event, e.g. ADT^A01');
     return undefined;
   }
-  const trigger = findHl7Trigger(`${code}^${event}`);
-  if (!trigger) {
-    if (isKnownMessageCode(code))
-      check.add(
-        201,
-        check.at(msh, 9, 2),
-        `Trigger event ${code}^${event} is not supported; see GET /v1/sandbox/hl7/templates for the ones that are`,
-        true,
-      );
-    else check.add(200, check.at(msh, 9, 1), `Message type ${code} is not supported; see GET /v1/sandbox/hl7/templates for the ones that are`, true);
+  if (!TRIGGER_EVENT.test(event)) {
+    check.reject(event === '' ? 101 : 201, check.at(msh, 9, 2), 'MSH-9 (message type) must name the message code and trigger event, e.g. ADT^A01');
+    return undefined;
   }
-  return trigger;
+  return `${code}^${event}`;
 }
 
-function checkStructure(message: ParsedHl7, trigger: Hl7Trigger, check: Checker): void {
+function checkStructure(message: ParsedHl7, type: string, trigger: Hl7Trigger | undefined, check: Checker): void {
   for (const segment of message.segments) {
-    if (!/^[A-Z][A-Z0-9]{2}$/.test(segment.name))
-      check.add(
+    if (!SEGMENT_ID.test(segment.name))
+      check.error(
         100,
         { segment: segment.name, sequence: segment.sequence },
         `Segment ${segment.position} "${segment.name}" is not a segment id (three capitals or digits)`,
       );
   }
-  for (const name of trigger.requiredSegments) {
-    if (!message.segment(name)) check.add(100, { segment: name }, `${trigger.type} requires a ${name} segment`);
+  if (requiresPatient(type) && !message.segment('PID')) check.error(100, { segment: 'PID' }, `${type} is about a patient and needs a PID segment`);
+  for (const name of trigger?.requiredSegments ?? []) {
+    if (!message.segment(name) && !(name === 'PID' && requiresPatient(type))) check.add(100, { segment: name }, `${type} requires a ${name} segment`);
   }
   const firstObr = message.segment('OBR')?.position;
   const firstObx = message.all('OBX')[0];
-  if (trigger.type === 'ORU^R01' && firstObr !== undefined && firstObx && firstObx.position < firstObr) {
+  if (type === 'ORU^R01' && firstObr !== undefined && firstObx && firstObx.position < firstObr) {
     check.add(100, { segment: 'OBX', sequence: 1 }, 'In ORU^R01 every OBX follows the OBR it reports on');
   }
 }
@@ -322,6 +357,34 @@ const segmentChecks: Record<string, (segment: Hl7Segment, check: Checker) => voi
     check.number(segment, 10, 'transaction quantity');
     check.number(segment, 11, 'transaction amount - extended', 1);
   },
+  DG1(segment, check) {
+    check.required(segment, 3, 'diagnosis code', 1);
+    check.dateTime(segment, 5, 'diagnosis date/time');
+  },
+  AL1(segment, check) {
+    check.required(segment, 3, 'allergen code/mnemonic/description', 1);
+    check.dateTime(segment, 6, 'identification date');
+  },
+  IAM(segment, check) {
+    check.required(segment, 3, 'allergen code/mnemonic/description', 1);
+    check.dateTime(segment, 11, 'onset date');
+  },
+  PR1(segment, check) {
+    check.required(segment, 3, 'procedure code', 1);
+    check.dateTime(segment, 5, 'procedure date/time');
+  },
+  RXO(segment, check) {
+    if (segment.get(1, 1) === '' && segment.get(1, 2) === '') check.required(segment, 1, 'requested give code', 1);
+    check.number(segment, 2, 'requested give amount - minimum');
+  },
+  SPM(segment, check) {
+    check.required(segment, 4, 'specimen type', 1);
+    check.dateTime(segment, 17, 'specimen collection date/time', 1);
+  },
+  TQ1(segment, check) {
+    check.dateTime(segment, 7, 'start date/time');
+    check.dateTime(segment, 8, 'end date/time');
+  },
   MRG(segment, check) {
     const identified = segment.field(1).repetitions.some((repetition) => repetition.get(1) !== '');
     if (!identified) check.add(101, check.at(segment, 1, 1), 'MRG-1 (prior patient identifier list) needs at least one identifier (CX.1)');
@@ -329,18 +392,20 @@ const segmentChecks: Record<string, (segment: Hl7Segment, check: Checker) => voi
 };
 
 /**
- * Checks a parsed message before it is mapped: the header (AR when wrong), the segments its
- * trigger requires (100), and, per segment, the fields and data types the mapping relies on.
+ * Checks a parsed message before it is mapped: the header (AR when it is not a well-formed v2
+ * message), the segments it cannot be processed without (AE), and, per segment, the fields and data
+ * types the mapping relies on (warnings, errors in strict mode).
  */
-export function validateHl7(message: ParsedHl7): Validation {
-  const check = new Checker();
-  const trigger = checkHeader(message, check);
-  if (!trigger || check.problems.some((problem) => problem.reject)) return { trigger, problems: check.problems };
-  checkStructure(message, trigger, check);
+export function validateHl7(message: ParsedHl7, mode: ConformanceMode = 'lenient'): Validation {
+  const check = new Checker(mode);
+  const type = checkHeader(message, check);
+  if (!type || check.problems.some((problem) => problem.reject)) return { type, problems: check.problems };
+  const trigger = findHl7Trigger(type);
+  checkStructure(message, type, trigger, check);
   for (const segment of message.segments) segmentChecks[segment.name]?.(segment, check);
-  if (trigger.type === 'SIU^S12') {
+  if (type === 'SIU^S12') {
     const start = message.segment('AIS')?.get(4) || message.segment('SCH')?.get(11, 4);
     if (!start) check.add(101, { segment: 'AIS', sequence: 1, field: 4 }, 'A booked appointment needs its start: AIS-4 (or SCH-11.4 before v2.6)');
   }
-  return { trigger, problems: check.problems };
+  return { type, trigger, problems: check.problems };
 }

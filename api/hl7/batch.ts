@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import type { Hl7ConformanceMode } from '../../drizzle/vocabulary';
 import { ackJson, addresseeFromText, buildAck } from '../../hl7/ack';
-import { ackModeOf, acknowledgementsFor, buildCommitAck } from '../../hl7/ack-mode';
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
-import { type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
+import { acknowledgementsFor, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { Database } from '../../platform/database';
 import type { WorkflowClient } from '../../platform/workflow-client';
@@ -43,6 +43,8 @@ export async function injectHl7Batch(
   deps: { db: Database; workflows: WorkflowClient; retryScheduleMs: number[]; onError(error: unknown): void },
   text: string,
   recipientFor: (application: string, facility: string) => Promise<Hl7Recipient>,
+  /** How strictly to check, when the request says; else each message's recipient identity decides. */
+  requested?: Hl7ConformanceMode,
 ): Promise<{ accepted: number; result: BatchResult }> {
   const stream = splitStream(text);
   if (stream.messages.length > MAX_HTTP_BATCH_MESSAGES)
@@ -55,48 +57,40 @@ export async function injectHl7Batch(
   const answers: string[] = [];
   let accepted = 0;
   for (const message of stream.messages) {
-    const outcome = await processHl7OffLoop(message);
     const msh = readMsh(message);
-    const mode = ackModeOf(msh?.get(15) ?? '', msh?.get(16) ?? '');
     const addressee = addresseeFromText(message);
+    let outcome = await processHl7OffLoop(message, requested);
     let application = outcome.ack;
     let deliveryId: string | null = null;
-    let commit: 'CA' | 'CE' | 'CR' = outcome.ack.code === 'AR' ? 'CR' : 'CA';
+    let onOurSide = false;
     if (isAccepted(outcome)) {
       try {
         const recipient = await recipientFor(outcome.header.receivingApplication, outcome.header.receivingFacility);
-        const delivery = planHl7Delivery(recipient, outcome);
-        await startDelivery(deps, delivery, deps.retryScheduleMs);
-        await recordNewDelivery(deps.db, delivery).catch(deps.onError);
-        deliveryId = delivery.id;
-        accepted++;
-        application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${delivery.id}`);
+        // As for one message: strict only refuses more, so a message a strict identity receives is checked again.
+        if (!requested && recipient.conformance === 'strict') outcome = await processHl7OffLoop(message, 'strict');
+        application = outcome.ack;
+        if (isAccepted(outcome)) {
+          const delivery = planHl7Delivery(recipient, outcome);
+          await startDelivery(deps, delivery, deps.retryScheduleMs);
+          await recordNewDelivery(deps.db, delivery).catch(deps.onError);
+          deliveryId = delivery.id;
+          accepted++;
+          application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${delivery.id}`);
+        }
       } catch (error) {
+        if (error instanceof ApiProblem) throw error;
         deps.onError(error);
-        commit = 'CE';
-        application = buildAck('AE', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: SEND_AGAIN, reject: false }]);
+        onOurSide = true;
+        // HL7 table 0008: AR is a rejection for a reason unrelated to the content (send it again).
+        application = buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: SEND_AGAIN, reject: true }]);
       }
     }
-    const firstError = application.errors[0];
-    const acks = acknowledgementsFor(mode, {
-      commit: {
-        code: commit,
-        er7: buildCommitAck(
-          commit,
-          addressee,
-          commit === 'CA' || !firstError
-            ? undefined
-            : { code: firstError.code, codeText: firstError.code_text, location: firstError.location.split('^'), message: firstError.message },
-        ),
-      },
-      ...(commit === 'CA' ? { application: { er7: application.er7, success: application.code === 'AA' } } : {}),
-      original: application.er7,
-    });
+    const acks = acknowledgementsFor(msh?.get(15) ?? '', msh?.get(16) ?? '', application, addressee, { onOurSide });
     answers.push(...acks);
     const { ack, errors } = ackJson(application);
     messages.push({
       message_control_id: ack.message_control_id,
-      code: ack.code,
+      code: ack.code as 'AA' | 'AE' | 'AR',
       acks,
       errors: errors.map((error) => ({ location: error.location, code: error.code, message: error.message })),
       delivery_id: deliveryId,

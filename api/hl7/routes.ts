@@ -2,12 +2,14 @@ import { and, eq } from 'drizzle-orm';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { connections, hl7Identities } from '../../drizzle/schema';
+import { HL7_CONFORMANCE_MODES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
-import { ackJson, type Hl7Ack } from '../../hl7/ack';
+import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
 import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
 import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7OffLoop } from '../../hl7/off-loop';
+import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
@@ -54,14 +56,16 @@ const ackErrorSchema = z
     component: z.number().int().optional(),
     code: z.number().int().meta({ description: 'HL7 table 0357', example: 103 }),
     code_text: z.string().meta({ example: 'Table value not found' }),
-    severity: z.literal('E'),
+    severity: z.enum(['E', 'W']).meta({ description: 'ERR-4: E (error, in `errors`) or W (warning on an accepted message, in `warnings`)' }),
     message: z.string(),
   })
   .meta({ id: 'Hl7AckError' });
 
 const ackSchema = z
   .object({
-    code: z.enum(['AA', 'AE', 'AR']).meta({ description: 'MSA-1' }),
+    code: z
+      .enum(['AA', 'AE', 'AR', 'CA', 'CE', 'CR'])
+      .meta({ description: 'MSA-1: AA/AE/AR for an application ACK, CA/CE/CR for the accept ACK of enhanced mode' }),
     message_control_id: z.string().meta({ description: 'MSA-2: the MSH-10 of the message acknowledged' }),
     ack_control_id: z.string().meta({ description: "The ACK's own MSH-10" }),
     er7: z.string().meta({ description: 'The ACK in ER7' }),
@@ -82,7 +86,30 @@ const injectBodySchema = z
   .strict()
   .meta({ id: 'Hl7Inject' });
 
-const injectResultSchema = z.object({ ack: ackSchema, errors: z.array(ackErrorSchema), delivery: deliverySchema }).meta({ id: 'Hl7InjectResult' });
+const acknowledgementsSchema = z
+  .object({
+    mode: z.enum(['original', 'enhanced']).meta({ description: 'Original when MSH-15 and MSH-16 are both empty, else enhanced' }),
+    accept_ack: ackSchema.nullable().meta({ description: 'The accept ACK (CA/CR) MSH-15 asks for; null when none is due' }),
+    application_ack_due: z.boolean().meta({ description: 'Whether MSH-16 asks for the application ACK (`ack`) given the outcome' }),
+  })
+  .meta({ id: 'Hl7Acknowledgements' });
+
+const injectResultSchema = z
+  .object({
+    ack: ackSchema,
+    errors: z.array(ackErrorSchema),
+    warnings: z
+      .array(ackErrorSchema)
+      .meta({ description: 'Findings that did not stop the message (ERR-4 = W): the field is left out of the FHIR Bundle' }),
+    acknowledgements: acknowledgementsSchema,
+    delivery: deliverySchema,
+  })
+  .meta({ id: 'Hl7InjectResult' });
+
+const conformanceSchema = z.enum(HL7_CONFORMANCE_MODES).meta({
+  description:
+    'lenient (default): a missing or malformed field is a warning (AA, ERR-4 = W) and left out of the FHIR Bundle; strict: every finding is an error (AE), for testing conformance',
+});
 
 const identityBodySchema = z
   .object({
@@ -95,6 +122,7 @@ const identityBodySchema = z
       .regex(/^[A-Za-z0-9 _.-]{1,180}$/, 'letters, digits, spaces, _ . - (up to 180)')
       .meta({ example: 'NORTH' }),
     rotate_token: z.boolean().optional().meta({ description: 'Issue a new MLLP token (answered in full, once); the old one stops working at once' }),
+    conformance: conformanceSchema.optional().meta({ description: 'How messages for this connection are checked; lenient when left out' }),
   })
   .strict()
   .meta({ id: 'Hl7IdentityInput' });
@@ -104,6 +132,7 @@ const identitySchema = z
     connection_id: z.string(),
     receiving_application: z.string().meta({ description: 'What senders put in MSH-5' }),
     receiving_facility: z.string().meta({ description: 'What senders put in MSH-6' }),
+    conformance: conformanceSchema,
     mllp_port: z.number().int().nullable().meta({ description: 'The MLLP listener port (HL7_MLLP_PORT); null when it is off' }),
     mllp_token: z.string().nullable().meta({
       description:
@@ -131,10 +160,13 @@ function answersInEr7(req: Request, sentEr7: boolean): boolean {
   return preferred !== false && preferred !== 'application/json';
 }
 
-/** A problem that carries the HL7 ACK: `ack`, and one error per ERR (its location as `path`). */
-function ackProblem(status: number, code: string, detail: string, hl7Ack: Hl7Ack): ApiProblem {
-  const { ack, errors } = ackJson(hl7Ack);
-  return new ApiProblem(status, code, detail, { errors: errors.map((error) => ({ path: error.location, ...error })), members: { ack } });
+/** A problem that carries the HL7 ACK: `ack`, one error per ERR of severity E (its location as `path`), and the warnings. */
+function ackProblem(status: number, code: string, detail: string, hl7Ack: Hl7Ack, members: Record<string, unknown> = {}): ApiProblem {
+  const { ack, errors, warnings } = ackJson(hl7Ack);
+  return new ApiProblem(status, code, detail, {
+    errors: errors.map((error) => ({ path: error.location, ...error })),
+    members: { ack, warnings: warnings.map((warning) => ({ path: warning.location, ...warning })), ...members },
+  });
 }
 
 /** HL7 v2: templates from the synthetic world, the inject, and the HL7 identities MLLP routes by. */
@@ -157,15 +189,16 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
   ): Promise<Hl7Recipient> {
     if (connectionId) {
       const [connection] = await db
-        .select({ environment: connections.environment })
+        .select({ environment: connections.environment, conformance: hl7Identities.conformance })
         .from(connections)
+        .leftJoin(hl7Identities, eq(hl7Identities.connectionId, connections.id))
         .where(and(eq(connections.organizationId, organizationId), eq(connections.id, connectionId)));
       if (!connection) throw notFound('connection', connectionId);
-      return { organizationId, connectionId, environment: connection.environment };
+      return { organizationId, connectionId, environment: connection.environment, conformance: connection.conformance ?? 'lenient' };
     }
     const named = await findRecipientByIdentity(db, organizationId, application, facility);
     if (named) return named;
-    return { organizationId, connectionId: null, environment: 'sandbox' };
+    return { organizationId, connectionId: null, environment: 'sandbox', conformance: 'lenient' };
   }
 
   async function identityOf(organizationId: string, connectionId: string) {
@@ -175,13 +208,11 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       .where(and(eq(hl7Identities.organizationId, organizationId), eq(hl7Identities.connectionId, connectionId)));
     return identity;
   }
-  const presentIdentity = (
-    identity: { connectionId: string; receivingApplication: string; receivingFacility: string; mllpTokenHint: string | null },
-    issuedToken?: string,
-  ) => ({
+  const presentIdentity = (identity: typeof hl7Identities.$inferSelect, issuedToken?: string) => ({
     connection_id: identity.connectionId,
     receiving_application: identity.receivingApplication,
     receiving_facility: identity.receivingFacility,
+    conformance: identity.conformance,
     mllp_port: config.HL7_MLLP_PORT,
     mllp_token: issuedToken ?? identity.mllpTokenHint,
   });
@@ -232,15 +263,22 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       operationId: 'injectHl7Message',
       summary: 'Send an HL7 v2 message: validated, acknowledged, mapped to FHIR R4 and delivered as a webhook',
       description:
-        'Parses the message (encoding characters from MSH-1/MSH-2, escapes, repetitions, \\r/\\n/\\r\\n segment ends, v2.3 to 2.8, up to 256 KiB), checks it and answers ' +
-        'with an HL7 ACK: AA (202) with the delivery that carries its FHIR R4 Bundle under the catalog event of its trigger; AE or AR (422, a problem body with the ACK and one error per problem, ' +
-        'each with its ERR-2 location and table 0357 code). The ACK comes as ER7 when the message was sent as ER7 (or `Accept` asks for it), else as JSON. ' +
-        'Not HL7 at all: 400. Over 256 KiB: 413. ' +
+        'Parses the message (encoding characters from MSH-1/MSH-2, escapes, repetitions, \\r/\\n/\\r\\n segment ends, any message type and trigger of v2.1 to 2.8, up to 256 KiB), checks it and answers ' +
+        'with an HL7 ACK: AA (202) with the delivery that carries its FHIR R4 message Bundle under the catalog event of its trigger (`hl7.message.received` for triggers without a template), ' +
+        'and one warning per finding that did not stop it (ERR-4 = W, the field left out of the Bundle); AE (content that stops processing, or any finding with `?conformance=strict` or a strict HL7 identity) ' +
+        'or AR (unsupported version or processing id, or a failure on our side): 422, a problem body with the ACK and one error per problem, each with its ERR-2 location and table 0357 code. ' +
+        'MSH-15/MSH-16 (enhanced mode) are honoured: `acknowledgements` says which ACKs are due, and an ER7 answer carries the accept ACK when no application ACK is due. ' +
+        'The ACK comes as ER7 when the message was sent as ER7 (or `Accept` asks for it), else as JSON. Not HL7 at all: 400. Over 256 KiB: 413. ' +
         'A batch (FHS/BHS … BTS/FTS) or several messages in one body: each message is processed and acknowledged on its own (as its MSH-15/MSH-16 ask) and becomes its own delivery; ' +
-        'the answer is the batch acknowledgement (BHS … BTS around an ACK per message), ER7 or JSON `{ batch_ack, messages }`: 202 when any message was accepted, else 422.',
+        'the answer is the batch acknowledgement (BHS … BTS around the ACKs of each message), ER7 or JSON `{ batch_ack, messages }`: 202 when any message was accepted, else 422.',
       tag: 'HL7 v2',
       auth: 'api_key',
-      query: z.object({ connection_id: z.string().min(1).optional().meta({ description: 'For raw ER7 bodies: deliver for this connection' }) }),
+      query: z.object({
+        connection_id: z.string().min(1).optional().meta({ description: 'For raw ER7 bodies: deliver for this connection' }),
+        conformance: conformanceSchema
+          .optional()
+          .meta({ description: "How strictly to check this message; else the connection's HL7 identity decides (lenient by default)" }),
+      }),
       body: injectBodySchema,
       textBody: {
         contentTypes: ER7_MEDIA_TYPES,
@@ -269,6 +307,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
             },
             body.message,
             (application, facility) => recipientFor(auth.organizationId, connectionId, application, facility),
+            query.conformance,
           );
           // 202 once any message of the batch was accepted; each message's own answer is in the batch acknowledgement.
           const status = accepted > 0 ? 202 : 422;
@@ -276,24 +315,50 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           else res.status(status).json(result);
           return RESPONDED;
         }
-        const outcome = await processHl7OffLoop(body.message);
-        if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
-        if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
-        if (!isAccepted(outcome)) {
+        /** The ACK the answer carries, and the acknowledgements MSH-15/MSH-16 asked for. */
+        const acknowledge = (acknowledged: Extract<PortableHl7Outcome, { kind: 'acknowledged' }>) => {
+          const to = acknowledged.header?.addressee ?? addresseeFromText(body.message);
+          const acceptAck = acknowledged.due.accept ? buildAck(acknowledged.due.accept, to, []) : null;
+          return {
+            er7: synchronousAck(acknowledged.ack, acknowledged.due, to).er7,
+            acknowledgements: {
+              mode: acknowledged.due.mode,
+              accept_ack: acceptAck && ackJson(acceptAck).ack,
+              application_ack_due: acknowledged.due.application,
+            },
+          };
+        };
+        const refuse = (refused: Extract<PortableHl7Outcome, { kind: 'acknowledged' }>): typeof RESPONDED => {
+          const { er7, acknowledgements } = acknowledge(refused);
           if (inEr7) {
-            res.status(422).type(ER7).send(outcome.ack.er7);
+            res.status(422).type(ER7).send(er7);
             return RESPONDED;
           }
-          const { code } = outcome.ack;
-          const summary = outcome.ack.errors.map((error) => `${error.location} ${error.message}`).join('; ');
+          const { code } = refused.ack;
+          const summary = refused.ack.errors
+            .filter((error) => error.severity === 'E')
+            .map((error) => `${error.location} ${error.message}`)
+            .join('; ');
           const detail = `The message was ${code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)'}: ${summary}`;
-          throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, outcome.ack);
-        }
+          throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, refused.ack, { acknowledgements });
+        };
+        const requested = query.conformance;
+        let outcome = await processHl7OffLoop(body.message, requested);
+        if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
+        if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
+        if (!isAccepted(outcome)) return refuse(outcome);
         const { receivingApplication, receivingFacility } = outcome.header;
         const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, receivingApplication, receivingFacility);
+        // The request says how strictly to check; else the recipient's HL7 identity does (strict only refuses more).
+        if (!requested && recipient.conformance === 'strict') {
+          outcome = await processHl7OffLoop(body.message, 'strict');
+          if (outcome.kind !== 'acknowledged') throw new Error('A message read once reads again');
+          if (!isAccepted(outcome)) return refuse(outcome);
+        }
+        const accepted = outcome;
         const answer = await acceptWork({
           res,
-          plan: () => planHl7Delivery(recipient, outcome),
+          plan: () => planHl7Delivery(recipient, accepted),
           describe: (delivery) => `delivery ${delivery.id}`,
           start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           answer: async (delivery) => {
@@ -305,11 +370,19 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         });
         const url = `/v1/webhooks/deliveries/${answer.id}`;
         res.setHeader('Location', url);
+        const { er7, acknowledgements } = acknowledge(accepted);
         if (inEr7) {
-          res.status(202).type(ER7).send(outcome.ack.er7);
+          res.status(202).type(ER7).send(er7);
           return RESPONDED;
         }
-        return { ...ackJson(outcome.ack), errors: [], delivery: answer };
+        const { ack, warnings } = ackJson(accepted.ack);
+        return {
+          ack,
+          errors: [],
+          warnings: warnings.map((warning) => ({ path: warning.location, ...warning })),
+          acknowledgements,
+          delivery: answer,
+        };
       },
     }),
     defineRoute({
@@ -346,6 +419,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         const values = {
           receivingApplication: body.receiving_application,
           receivingFacility: body.receiving_facility,
+          conformance: body.conformance ?? 'lenient',
           updatedAt: new Date(),
           ...(token ? { mllpTokenHash: hashMllpToken(token), mllpTokenHint: mllpTokenHint(token) } : {}),
         };

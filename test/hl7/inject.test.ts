@@ -44,6 +44,8 @@ describe('POST /v1/sandbox/hl7/inject', () => {
       expect(response.status, `${template.id}: ${JSON.stringify(response.body)}`).toBe(202);
       expect(response.body.ack).toMatchObject({ code: 'AA', message_control_id: controlIdOf(template.er7) });
       expect(response.body.errors).toEqual([]);
+      expect(response.body.warnings).toEqual([]);
+      expect(response.body.acknowledgements).toEqual({ mode: 'original', accept_ack: null, application_ack_due: true });
       expect(response.body.delivery).toMatchObject({ event: template.event, hl7_control_id: controlIdOf(template.er7), status: 'pending' });
       expect(response.headers.get('location')).toBe(`/v1/webhooks/deliveries/${response.body.delivery.id}`);
       accepted.push({ template, deliveryId: response.body.delivery.id as string });
@@ -64,7 +66,7 @@ describe('POST /v1/sandbox/hl7/inject', () => {
       }
       // The resources the segment maps produce for this message, no more, no fewer.
       const message = parseHl7(template.er7);
-      expect(resourceTypes(bundle)).toEqual(resourceTypes(mapToFhir(message, validateHl7(message).trigger!).bundle));
+      expect(resourceTypes(bundle)).toEqual(resourceTypes(mapToFhir(message, validateHl7(message).type!).bundle));
       expect(bundle.identifier!.value).toBe(controlIdOf(template.er7));
     }
     // Every delivery records its success; an idle keep-alive socket the server has just closed may reset one poll, which is retried.
@@ -98,9 +100,59 @@ describe('POST /v1/sandbox/hl7/inject', () => {
     expect(asJson.body.ack.code).toBe('AA');
   });
 
-  it('answers AE with each problem located, as a 422 problem with the ACK inside, or as ER7', async () => {
+  it('accepts a message with malformed fields with AA and one warning each, the fields left out of the Bundle', async () => {
     const text = renderTemplate('adt-a01')!.er7.replace('|19581212|F|', '|19581340|Q|');
     const json = await inject({ message: text });
+    expect(json.status).toBe(202);
+    expect(json.body.ack.code).toBe('AA');
+    expect(json.body.errors).toEqual([]);
+    expect(json.body.warnings).toEqual([
+      expect.objectContaining({
+        path: 'PID^1^7^1^1',
+        segment: 'PID',
+        field: 7,
+        code: 102,
+        severity: 'W',
+        message: expect.stringContaining('19581340'),
+      }),
+      expect.objectContaining({ path: 'PID^1^8^1^1', segment: 'PID', field: 8, code: 103, severity: 'W' }),
+    ]);
+    const er7 = await inject(text, { 'content-type': ER7 });
+    expect(er7.status).toBe(202);
+    expect(
+      parseHl7(er7.body)
+        .all('ERR')
+        .map((err) => [err.field(2).raw, err.get(3), err.get(4)]),
+    ).toEqual([
+      ['PID^1^7^1^1', '102', 'W'],
+      ['PID^1^8^1^1', '103', 'W'],
+    ]);
+  });
+
+  it('accepts any trigger: one without a template goes out as hl7.message.received', async () => {
+    const text = renderTemplate('adt-a01')!.er7.replace('ADT^A01^ADT_A01', 'ADT^A05^ADT_A05');
+    const json = await inject({ message: text });
+    expect(json.status).toBe(202);
+    expect(json.body.delivery.event).toBe('hl7.message.received');
+    expect(findEvent('hl7.message.received')).toBeDefined();
+  });
+
+  it('answers the accept ACK over HTTP when MSH-15/MSH-16 ask for enhanced mode without an application ACK', async () => {
+    const lines = renderTemplate('adt-a01')!.er7.split('\r');
+    lines[0] = `${lines[0]!.split('|').slice(0, 12).join('|')}|||AL|NE`;
+    const text = lines.join('\r');
+    const er7 = await inject(text, { 'content-type': ER7 });
+    expect(er7.status).toBe(202);
+    expect(msaOf(er7.body).get(1)).toBe('CA');
+    expect(msaOf(er7.body).get(2)).toBe(controlIdOf(text));
+    const json = await inject({ message: text });
+    expect(json.body.ack.code).toBe('AA');
+    expect(json.body.acknowledgements).toMatchObject({ mode: 'enhanced', accept_ack: { code: 'CA' }, application_ack_due: false });
+  });
+
+  it('answers AE with each problem located in strict mode, as a 422 problem with the ACK inside, or as ER7', async () => {
+    const text = renderTemplate('adt-a01')!.er7.replace('|19581212|F|', '|19581340|Q|');
+    const json = await service.call('/v1/sandbox/hl7/inject?conformance=strict', { key: tenant.key, method: 'POST', body: { message: text } });
     expect(json.status).toBe(422);
     expect(json.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(json.body).toMatchObject({ status: 422, code: 'hl7_invalid', ack: { code: 'AE', message_control_id: controlIdOf(text) } });
@@ -110,7 +162,12 @@ describe('POST /v1/sandbox/hl7/inject', () => {
     ]);
     expect(msaOf(json.body.ack.er7).get(1)).toBe('AE');
 
-    const er7 = await inject(text, { 'content-type': ER7 });
+    const er7 = await service.call('/v1/sandbox/hl7/inject?conformance=strict', {
+      key: tenant.key,
+      method: 'POST',
+      body: text,
+      headers: { 'content-type': ER7 },
+    });
     expect(er7.status).toBe(422);
     const ack = parseHl7(er7.body);
     expect(ack.segment('MSA')!.get(1)).toBe('AE');
@@ -120,8 +177,8 @@ describe('POST /v1/sandbox/hl7/inject', () => {
     ]);
   });
 
-  it('answers AR with ERR 200 for a message type it does not take', async () => {
-    const text = renderTemplate('adt-a01')!.er7.replace('ADT^A01^ADT_A01', 'QRY^Q01^QRY_Q01');
+  it('answers AR with ERR 200 for a message type that is not one', async () => {
+    const text = renderTemplate('adt-a01')!.er7.replace('ADT^A01^ADT_A01', 'Q1^Q01^QRY_Q01');
     const json = await inject({ message: text });
     expect(json.status).toBe(422);
     expect(json.body).toMatchObject({ code: 'hl7_rejected', ack: { code: 'AR' } });
@@ -211,7 +268,7 @@ describe('GET /v1/sandbox/hl7/templates', () => {
     );
     expect(all.find((template: { id: string }) => template.id === 'adt-a01')).toMatchObject({
       message_type: 'ADT^A01^ADT_A01',
-      event: 'adt.patient.admitted',
+      event: 'hl7.adt_a01.received',
       version: '2.5.1',
     });
 

@@ -133,7 +133,7 @@ describe('a 256 KiB HL7 v2 message', () => {
     });
     const offLoop = await processHl7OffLoop(text);
     expect(turned).toBe(true);
-    const inPlace = processHl7Portable(text);
+    const inPlace = processHl7Portable({ text });
     expect(offLoop.kind).toBe('acknowledged');
     expect({ ...offLoop, ack: undefined }).toEqual({ ...inPlace, ack: undefined });
     expect(offLoop.ack.code).toBe('AA');

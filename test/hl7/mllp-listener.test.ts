@@ -103,6 +103,12 @@ async function exchange(frames: (string | Buffer)[], count: number): Promise<str
 }
 
 const msa = (answer: string) => parseHl7(answer).segment('MSA')!;
+/** A message that stops processing even when read leniently: a patient message without its PID. */
+const withoutPid = (text: string) =>
+  text
+    .split('\r')
+    .filter((line) => !line.startsWith('PID|'))
+    .join('\r');
 const segmentNames = (text: string) => text.split('\r').map((line) => line.slice(0, 3));
 
 describe('MLLP bound to a credential (MSH-8)', () => {
@@ -126,7 +132,7 @@ describe('MLLP bound to a credential (MSH-8)', () => {
         const [request] = await own.waitForRequests(1);
         expect(request!.headers['x-service-delivery-id']).toBe(deliveryId);
         expect(JSON.parse(request!.body)).toMatchObject({
-          event: 'adt.patient.admitted',
+          event: 'hl7.adt_a01.received',
           connection_id: target.connectionId,
           resource: { resourceType: 'Bundle' },
         });
@@ -219,7 +225,7 @@ describe('MLLP bound to a credential (MSH-8)', () => {
 describe('acknowledgement modes over MLLP (MSH-15/MSH-16)', () => {
   it('sends the accept and the application acknowledgements each as its field asks', async () => {
     const target = await mllpConnection(receiver.url);
-    const bad = (mode: { accept?: string; application?: string }, id: string) => adtFor(target, mode, id).replace('|19581212|F|', '|19581212|Q|');
+    const bad = (mode: { accept?: string; application?: string }, id: string) => withoutPid(adtFor(target, mode, id));
     const frames = [
       adtFor(target, { accept: 'AL', application: 'AL' }, 'ENH1'), // CA, then AA
       adtFor(target, { accept: 'AL', application: 'NE' }, 'ENH2'), // CA only
@@ -227,10 +233,10 @@ describe('acknowledgement modes over MLLP (MSH-15/MSH-16)', () => {
       adtFor(target, { accept: 'ER', application: 'ER' }, 'ENH4'), // nothing: no error
       adtFor(target, { accept: 'SU', application: 'ER' }, 'ENH5'), // CA only
       bad({ accept: 'ER', application: 'ER' }, 'ENH6'), // a content error is committed (no CA asked for), then AE
-      adtFor({ ...target, token: '' }, { accept: 'AL', application: 'AL' }, 'ENH7'), // CR, and no application acknowledgement
+      adtFor({ ...target, token: '' }, { accept: 'AL', application: 'AL' }, 'ENH7'), // CR, then the AR asked for
       adtFor(target, {}, 'ORIG8'), // original mode: AA
     ];
-    const answers = await exchange(frames, 8);
+    const answers = await exchange(frames, 9);
     expect(answers.map((answer) => [msa(answer).get(1), msa(answer).get(2)])).toEqual([
       ['CA', 'ENH1'],
       ['AA', 'ENH1'],
@@ -239,12 +245,33 @@ describe('acknowledgement modes over MLLP (MSH-15/MSH-16)', () => {
       ['CA', 'ENH5'],
       ['AE', 'ENH6'],
       ['CR', 'ENH7'],
+      ['AR', 'ENH7'],
       ['AA', 'ORIG8'],
     ]);
     // The accept acknowledgement is an ACK in the sender's version, with the trigger.
     expect(parseHl7(answers[0]!).header.field(9).raw).toBe('ACK^A01^ACK');
     expect(parseHl7(answers[0]!).header.get(12)).toBe('2.5.1');
     expect(parseHl7(answers[6]!).segment('ERR')!.field(2).raw).toBe('MSH^1^8');
+  });
+
+  it('checks the messages of a strict identity strictly: a finding that is a warning elsewhere is an AE', async () => {
+    const own = await startReceiver();
+    try {
+      const target = await mllpConnection(own.url);
+      const strict = await service.call(`/v1/sandbox/hl7/identities/${target.connectionId}`, {
+        key: target.key,
+        method: 'PUT',
+        body: { receiving_application: target.application, receiving_facility: target.facility, conformance: 'strict' },
+      });
+      expect(strict.body).toMatchObject({ conformance: 'strict', mllp_token: `sbx_mllp_…${target.token.slice(-4)}` });
+      const text = adtFor(target, {}, 'STRICT1').replace('|19581212|F|', '|19581212|Q|');
+      const [bad] = await exchange([text], 1);
+      expect(msa(bad!).get(1)).toBe('AE');
+      expect(parseHl7(bad!).segment('ERR')!.field(2).raw).toBe('PID^1^8^1^1');
+      expect(own.requests).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 });
 
@@ -258,7 +285,7 @@ describe('batches and streams over MLLP', () => {
         'FHS|^~\\&|LAB|HOSP|SANDBOX|SYNTHETIC|20250101120000||||FILE-7',
         `BHS|^~\\&|LAB|HOSP|SANDBOX|SYNTHETIC|20250101120000|${target.token}|||BATCH-7`,
         message('BATCH-M1'),
-        message('BATCH-M2').replace('|19581212|F|', '|19581212|Q|'),
+        withoutPid(message('BATCH-M2')),
         message('BATCH-M3'),
         'BTS|3',
         'FTS|1',

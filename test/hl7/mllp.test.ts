@@ -102,16 +102,21 @@ describe('MLLP listener', () => {
     peer.socket.destroy();
   });
 
-  it('answers AR to a frame that is not HL7, and AE with the location to a bad one', async () => {
+  it('answers AR to a frame that is not HL7, and AE with the location to one that cannot be processed', async () => {
     const { port } = await start();
     const peer = await rawPeer(port);
     peer.socket.write(frame('hello, is this HL7?'));
-    peer.socket.write(frame(renderTemplate('adt-a01')!.er7.replace('|19581212|F|', '|19581212|Q|')));
+    // An admission without its PID: no patient to admit.
+    const withoutPatient = renderTemplate('adt-a01')!
+      .er7.split('\r')
+      .filter((segment) => !segment.startsWith('PID|'))
+      .join('\r');
+    peer.socket.write(frame(withoutPatient));
     const acks = await waitUntil(() => (peer.acks().length === 2 ? peer.acks() : undefined), { what: 'two ACKs', lastSeen: peer.acks });
     const [notHl7, bad] = acks.map((ack) => parseHl7(ack));
     expect(notHl7!.segment('MSA')!.get(1)).toBe('AR');
     expect(bad!.segment('MSA')!.get(1)).toBe('AE');
-    expect(bad!.segment('ERR')!.field(2).raw).toBe('PID^1^8^1^1');
+    expect(bad!.segment('ERR')!.field(2).raw).toBe('PID');
     peer.socket.destroy();
   });
 

@@ -65,10 +65,10 @@ describe('templates', () => {
   it.each(TEMPLATE_IDS)('%s validates clean and maps to a valid, synthetic R4 message Bundle', (id) => {
     const template = renderTemplate(id)!;
     const message = parseHl7(template.er7);
-    const { trigger, problems } = validateHl7(message);
+    const { type, trigger, problems } = validateHl7(message);
     expect(problems).toEqual([]);
     expect(trigger!.event).toBe(template.event);
-    const { bundle } = mapToFhir(message, trigger!);
+    const { bundle } = mapToFhir(message, type!);
     expect(fhirErrors(bundle)).toEqual([]);
     expect(bundle.type).toBe('message');
     expect(bundle.identifier).toEqual({ system: CONTROL_ID_SYSTEM, value: message.header.get(10) });
@@ -81,7 +81,7 @@ describe('templates', () => {
       for (const reference of referencesIn(resource)) expect(fullUrls, `${reference} in ${resource.resourceType}`).toContain(reference);
     }
     // The same message maps to the same Bundle (ids derive from the control id).
-    expect(mapToFhir(parseHl7(template.er7), trigger!).bundle).toEqual(bundle);
+    expect(mapToFhir(parseHl7(template.er7), type!).bundle).toEqual(bundle);
   });
 });
 
@@ -105,9 +105,9 @@ describe('segment maps', () => {
     expect(header.eventCoding).toEqual({ system: 'http://terminology.hl7.org/CodeSystem/v2-0003', code: 'A01' });
   });
 
-  it('sets the encounter status the trigger means (A03 finished, A04 arrived, A02 with the prior location)', () => {
+  it('sets the encounter status the trigger means (A03 finished, A04 planned as the IG maps it, A02 with the prior location)', () => {
     expect(ofType<Encounter>(mapped(renderTemplate('adt-a03')!.er7), 'Encounter')[0]!.status).toBe('finished');
-    expect(ofType<Encounter>(mapped(renderTemplate('adt-a04')!.er7), 'Encounter')[0]!.status).toBe('arrived');
+    expect(ofType<Encounter>(mapped(renderTemplate('adt-a04')!.er7), 'Encounter')[0]!.status).toBe('planned');
     const transfer = ofType<Encounter>(mapped(renderTemplate('adt-a02')!.er7), 'Encounter')[0]!;
     expect(transfer.location!.map((location) => location.status)).toEqual(['completed', 'active']);
   });

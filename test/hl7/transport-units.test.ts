@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ackModeOf, acknowledgementsFor, wanted } from '../../hl7/ack-mode';
+import { addresseeFromText, buildAck } from '../../hl7/ack';
 import { isBatchOrStream, splitStream } from '../../hl7/batch';
 import { charsetOf, decodeFrame } from '../../hl7/charset';
 import { readMsh, withoutMsh8 } from '../../hl7/header';
+import { acknowledgementsFor } from '../../hl7/inject';
 
-/** The transport's pure parts: MSH-18, the header read before parsing, batch splitting, acknowledgement rules. Synthetic text only. */
+/** The transport's pure parts: MSH-18, the header read before parsing, batch splitting, the acknowledgements sent. Synthetic text only. */
 
 const msh = (charset: string) => `MSH|^~\\&|LAB|HOSP|RCV|FAC|20250101||ADT^A08|C1|P|2.5.1|||||USA|${charset}`;
 
@@ -72,32 +73,19 @@ describe('batches and streams', () => {
   });
 });
 
-describe('acknowledgement modes', () => {
-  it('is the original mode when MSH-15 and MSH-16 are both empty, and reads an empty field in enhanced mode as NE', () => {
-    expect(ackModeOf('', ' ')).toEqual({ enhanced: false, accept: 'NE', application: 'AL' });
-    expect(ackModeOf('al', '')).toEqual({ enhanced: true, accept: 'AL', application: 'NE' });
-    expect(ackModeOf('XX', 'su')).toEqual({ enhanced: true, accept: 'AL', application: 'SU' });
-  });
+describe('acknowledgements over MLLP', () => {
+  const to = addresseeFromText('MSH|^~\\&|LAB|HOSP|RCV|FAC|20250101||ADT^A01|C7|P|2.5.1');
+  const codes = (answers: string[]) => answers.map((answer) => answer.split('\r')[1]!.split('|')[1]);
 
-  it('sends each acknowledgement as table 0155 says, and no application acknowledgement after CE or CR', () => {
-    expect([wanted('AL', true), wanted('NE', false), wanted('ER', false), wanted('ER', true), wanted('SU', true), wanted('SU', false)]).toEqual([
-      true,
-      false,
-      true,
-      false,
-      true,
-      false,
-    ]);
-    const acks = (commit: 'CA' | 'CE' | 'CR', success: boolean) => ({
-      commit: { code: commit, er7: commit },
-      application: { er7: success ? 'AA' : 'AE', success },
-      original: 'ORIGINAL',
-    });
-    expect(acknowledgementsFor(ackModeOf('', ''), acks('CA', true))).toEqual(['ORIGINAL']);
-    expect(acknowledgementsFor(ackModeOf('AL', 'AL'), acks('CA', true))).toEqual(['CA', 'AA']);
-    expect(acknowledgementsFor(ackModeOf('AL', 'AL'), acks('CR', false))).toEqual(['CR']);
-    expect(acknowledgementsFor(ackModeOf('ER', 'AL'), acks('CE', false))).toEqual(['CE']);
-    expect(acknowledgementsFor(ackModeOf('ER', 'ER'), acks('CA', true))).toEqual([]);
-    expect(acknowledgementsFor(ackModeOf('ER', 'ER'), acks('CA', false))).toEqual(['AE']);
+  it('sends what MSH-15/MSH-16 ask for, in order, and a CE (not a CR) for a failure on our side', () => {
+    const accepted = buildAck('AA', to, []);
+    const refused = buildAck('AR', to, []);
+    expect(codes(acknowledgementsFor('', '', accepted, to))).toEqual(['AA']);
+    expect(codes(acknowledgementsFor('AL', 'AL', accepted, to))).toEqual(['CA', 'AA']);
+    expect(codes(acknowledgementsFor('AL', 'NE', accepted, to))).toEqual(['CA']);
+    expect(codes(acknowledgementsFor('ER', 'ER', accepted, to))).toEqual([]);
+    expect(codes(acknowledgementsFor('AL', 'NE', refused, to))).toEqual(['CR']);
+    expect(codes(acknowledgementsFor('AL', 'NE', refused, to, { onOurSide: true }))).toEqual(['CE']);
+    expect(codes(acknowledgementsFor('', '', refused, to, { onOurSide: true }))).toEqual(['AR']);
   });
 });

@@ -142,6 +142,10 @@ export async function call(baseUrl: string, path: string, options: CallOptions =
     if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
   const method = options.method ?? 'GET';
+  // A test that kept this process busy (validating a large resource, say) past the server's keep-alive
+  // has left fetch an idle socket the server has closed; one turn of the event loop lets fetch's own
+  // idle timer retire it, so even a POST, which is not sent twice, goes out on a live socket.
+  await new Promise((resolve) => setTimeout(resolve, 0));
   let response: Response;
   try {
     response = await fetch(`${baseUrl}${path}`, { method, headers, body });

@@ -180,7 +180,7 @@ describe('a database outage', () => {
 });
 
 describe('an MLLP message during a database outage', () => {
-  it('is answered AE (send it again), not dropped, and AA with its delivery once the database is back', async () => {
+  it('is answered AR (rejected for a reason unrelated to its content: send it again), not dropped, and AA with its delivery once the database is back', async () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'MLLP feed (synthetic)' } });
     const application = `OUTAGE${randomUUID().slice(0, 8).toUpperCase()}`;
@@ -207,10 +207,10 @@ describe('an MLLP message during a database outage', () => {
 
     await database.cut();
     const during = await handle(text).finally(() => database.restore());
-    expect(during).toMatch(/MSA\|AE\|/);
+    expect(during).toMatch(/MSA\|AR\|/);
     expect(during).toContain('send it again shortly');
 
-    // The sender sends it again, as the AE asks, until it is accepted (reconnecting may take a moment).
+    // The sender sends it again, as the AR asks, until it is accepted (reconnecting may take a moment).
     const after = await waitUntil(
       async () => {
         const ack = await handle(text);
