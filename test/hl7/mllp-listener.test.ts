@@ -254,7 +254,7 @@ describe('acknowledgement modes over MLLP (MSH-15/MSH-16)', () => {
     expect(parseHl7(answers[6]!).segment('ERR')!.field(2).raw).toBe('MSH^1^8');
   });
 
-  it('checks the messages of a strict identity strictly: a finding that is a warning elsewhere is an AE', async () => {
+  it('checks the messages of a strict identity strictly, over MLLP and HTTP: a finding that is a warning elsewhere is an AE', async () => {
     const own = await startReceiver();
     try {
       const target = await mllpConnection(own.url);
@@ -269,6 +269,10 @@ describe('acknowledgement modes over MLLP (MSH-15/MSH-16)', () => {
       expect(msa(bad!).get(1)).toBe('AE');
       expect(parseHl7(bad!).segment('ERR')!.field(2).raw).toBe('PID^1^8^1^1');
       expect(own.requests).toEqual([]);
+      // Over HTTP too the identity's strictness holds, unless the request asks otherwise.
+      const inject = (query = '') => service.call(`/v1/sandbox/hl7/inject${query}`, { key: target.key, method: 'POST', body: { message: text } });
+      expect((await inject()).status).toBe(422);
+      expect((await inject('?conformance=lenient')).status).toBe(202);
     } finally {
       await own.close();
     }
