@@ -58,9 +58,9 @@ export const connections = pgTable(
 );
 
 /**
- * A connection's HL7 identity: the receiving application and facility (MSH-5, MSH-6) a sender
- * names to reach it. MLLP has no API key, so this is how a message finds its organization and
- * connection; it is unique across organizations.
+ * A connection's HL7 identity: the receiving application and facility (MSH-5, MSH-6) its messages
+ * name, unique within its organization, and its MLLP token (sent in MSH-8), which is what proves
+ * an MLLP message comes from the organization: only the token's SHA-256 is kept, as for API keys.
  */
 export const hl7Identities = pgTable(
   'hl7_identities',
@@ -73,12 +73,19 @@ export const hl7Identities = pgTable(
       .references(() => organizations.id, { onDelete: 'cascade' }),
     receivingApplication: text('receiving_application').notNull(),
     receivingFacility: text('receiving_facility').notNull(),
+    /** SHA-256 of the MLLP token; null for an identity set before tokens existed (MLLP refuses it until one is issued). */
+    mllpTokenHash: text('mllp_token_hash'),
+    /** The token's first and last characters, so a partner can tell which one an engine is set up with. */
+    mllpTokenHint: text('mllp_token_hint'),
     /** How messages for this connection are checked when the request does not say (issue 21). */
     conformance: text('conformance', { enum: HL7_CONFORMANCE_MODES }).notNull().default('lenient'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (table) => [uniqueIndex('hl7_identities_receiver_idx').on(table.receivingApplication, table.receivingFacility)],
+  (table) => [
+    uniqueIndex('hl7_identities_receiver_idx').on(table.organizationId, table.receivingApplication, table.receivingFacility),
+    uniqueIndex('hl7_identities_mllp_token_idx').on(table.mllpTokenHash),
+  ],
 );
 
 export type Organization = typeof organizations.$inferSelect;

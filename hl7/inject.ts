@@ -7,9 +7,14 @@ import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { startDelivery } from '../webhooks/start-delivery';
-import { buildAck } from './ack';
+import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
+import { batchAck, isBatchOrStream, splitStream } from './batch';
+import { authenticateMllpToken, type MllpSender } from './credentials';
+import { readMsh, withoutMsh8 } from './header';
 import { processHl7OffLoop } from './off-loop';
 import type { PortableHl7Outcome } from './portable-outcome';
+import { processHl7 } from './process';
+import type { Hl7Problem } from './validate';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
@@ -78,8 +83,13 @@ export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Re
   return delivery.id;
 }
 
-/** The connection (of any organization) whose HL7 identity is this receiving application and facility. */
-export async function findRecipientByIdentity(db: Database, application: string, facility: string): Promise<Hl7Recipient | undefined> {
+/** The connection of this organization whose HL7 identity is this receiving application and facility. */
+export async function findRecipientByIdentity(
+  db: Database,
+  organizationId: string,
+  application: string,
+  facility: string,
+): Promise<Hl7Recipient | undefined> {
   const [row] = await db
     .select({
       organizationId: hl7Identities.organizationId,
@@ -89,38 +99,132 @@ export async function findRecipientByIdentity(db: Database, application: string,
     })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
-    .where(and(eq(hl7Identities.receivingApplication, application), eq(hl7Identities.receivingFacility, facility)));
+    .where(
+      and(
+        eq(hl7Identities.organizationId, organizationId),
+        eq(hl7Identities.receivingApplication, application),
+        eq(hl7Identities.receivingFacility, facility),
+      ),
+    );
   return row;
 }
 
 /**
- * The MLLP listener's handler: the same pipeline as the HTTP inject. MLLP carries no API key, so
- * the message's MSH-5/MSH-6 must name a connection's HL7 identity; otherwise the answer is AR.
+ * The acknowledgements MSH-15/MSH-16 ask for (hl7/ack.ts, acknowledgementsDue), in the order they
+ * are sent: original mode, the application ACK alone; enhanced mode, the accept ACK then the
+ * application ACK, each when due. `onOurSide`: the message was not committed for a failure of ours,
+ * so the accept ACK is CE (send again), not CR.
  */
-export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string) => Promise<string> {
-  return async (text) => {
-    let outcome = await processHl7OffLoop(text);
-    if (!isAccepted(outcome)) return outcome.ack.er7;
-    const { addressee, receivingApplication: application, receivingFacility: facility } = outcome.header;
-    // A database or Temporal outage, at the lookup or the start, is an AR (HL7 table 0008: rejected for a
-    // reason unrelated to the content; send it again), not an AE and not a dropped connection.
+export function acknowledgementsFor(
+  msh15: string,
+  msh16: string,
+  application: Hl7Ack,
+  addressee: AckAddressee,
+  options: { acceptProblems?: readonly Hl7Problem[]; onOurSide?: boolean } = {},
+): string[] {
+  const due = acknowledgementsDue(msh15, msh16, application.code as AckCode);
+  if (due.mode === 'original') return [application.er7];
+  const answers: string[] = [];
+  if (due.accept) answers.push(buildAck(options.onOurSide ? 'CE' : due.accept, addressee, options.acceptProblems ?? []).er7);
+  if (due.application) answers.push(application.er7);
+  return answers;
+}
+
+const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
+const NO_TOKEN =
+  'MSH-8 (Security) must carry the MLLP token of the connection the message is for; PUT /v1/sandbox/hl7/identities/{connection_id} issues it';
+
+/** An ERR at MSH (at `field` when given; none for a failure on our side), refusing the message as a whole. */
+const mshProblem = (field: number | undefined, message: string): Hl7Problem => ({
+  code: 207,
+  location: { segment: 'MSH', sequence: 1, ...(field === undefined ? {} : { field }) },
+  message,
+  reject: true,
+});
+
+/** An ACK's errors (not its warnings) as the problems they were. */
+const errorsOf = (ack: Hl7Ack): Hl7Problem[] =>
+  ack.errors
+    .filter((error) => error.severity === 'E')
+    .map(({ segment, sequence, field, repetition, component, code, message }) => ({
+      code: code as Hl7Problem['code'],
+      location: { segment, sequence, field, repetition, component },
+      message,
+      reject: true,
+    }));
+
+/**
+ * The MLLP listener's handler: the same pipeline as the HTTP inject, for each message of a frame
+ * (one message, or a batch or stream of them, answered with a batch acknowledgement). MLLP carries
+ * no API key: each message's MSH-8 (or its batch's BHS-8/FHS-8) must carry a connection's MLLP
+ * token, checked from the header alone before the message is parsed; the message is then delivered
+ * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
+ * name that identity. Acknowledgements follow MSH-15/MSH-16.
+ */
+export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
+  async function acknowledge(text: string, batchToken: string): Promise<string[]> {
+    const msh = readMsh(text);
+    // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
+    if (!msh) return [processHl7(text).ack.er7];
+    const addressee = addresseeFromText(text);
+    const answer = (application: Hl7Ack, options?: Parameters<typeof acknowledgementsFor>[4]) =>
+      acknowledgementsFor(msh.get(15), msh.get(16), application, addressee, options);
+    const refuse = (problem: Hl7Problem, onOurSide = false) => {
+      const application = buildAck('AR', addressee, [problem]);
+      return answer(application, { acceptProblems: [problem], onOurSide });
+    };
+
+    let sender: MllpSender | undefined;
     try {
-      const recipient = await findRecipientByIdentity(deps.db, application, facility);
-      if (!recipient) {
-        const message = `No connection has the HL7 identity ${application || '(empty MSH-5)'}/${facility || '(empty MSH-6)'}; set one with PUT /v1/sandbox/hl7/identities/{connection_id} and name it in MSH-5 and MSH-6`;
-        return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1, field: 5 }, message, reject: true }]).er7;
-      }
-      // An identity that opted into strict conformance has its messages checked again, findings as errors.
-      if (recipient.conformance === 'strict') {
-        outcome = await processHl7OffLoop(text, 'strict');
-        if (!isAccepted(outcome)) return outcome.ack.er7;
-      }
-      const deliveryId = await deliverHl7(deps, recipient, outcome);
-      return buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`).er7;
+      sender = await authenticateMllpToken(deps.db, msh.raw(8).trim() || batchToken);
     } catch (error) {
       deps.onError?.(error);
-      const message = 'The message was valid but could not be queued for delivery; send it again shortly';
-      return buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message, reject: true }]).er7;
+      return refuse(mshProblem(undefined, 'The message could not be checked now (a failure on our side); send it again shortly'), true);
     }
+    // The same answer whatever MSH-5/MSH-6 name, so a peer without a token learns nothing of any identity.
+    if (!sender) return refuse(mshProblem(8, NO_TOKEN));
+    if (msh.get(5) !== sender.receivingApplication || msh.get(6) !== sender.receivingFacility) {
+      const named = `${msh.get(5) || '(empty)'}/${msh.get(6) || '(empty)'}`;
+      return refuse(
+        mshProblem(5, `MSH-5/MSH-6 name ${named}, but the token is for the HL7 identity ${sender.receivingApplication}/${sender.receivingFacility}`),
+      );
+    }
+
+    let outcome: PortableHl7Outcome;
+    try {
+      outcome = await processHl7OffLoop(withoutMsh8(text), sender.conformance);
+    } catch (error) {
+      deps.onError?.(error);
+      return refuse(mshProblem(undefined, 'The message could not be processed now (a failure on our side); send it again shortly'), true);
+    }
+    if (!isAccepted(outcome)) {
+      // A CR says why too, in case MSH-16 asks for no application ACK.
+      return answer(outcome.ack, { acceptProblems: outcome.ack.code === 'AR' ? errorsOf(outcome.ack) : [] });
+    }
+    // A database or Temporal outage at the start is an AR in original mode (HL7 table 0008: rejected for a
+    // reason unrelated to the content; send it again) and a CE in enhanced mode, not a dropped connection.
+    try {
+      const deliveryId = await deliverHl7(deps, sender, outcome);
+      return answer(buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`));
+    } catch (error) {
+      deps.onError?.(error);
+      return refuse(mshProblem(undefined, SEND_AGAIN), true);
+    }
+  }
+
+  return async (text, reply) => {
+    if (!isBatchOrStream(text)) {
+      for (const answer of await acknowledge(text, '')) reply(answer);
+      return;
+    }
+    const stream = splitStream(text);
+    const batchToken = (stream.batch?.security || stream.file?.security) ?? '';
+    const answers: string[] = [];
+    for (const message of stream.messages) {
+      answers.push(...(await acknowledge(message, batchToken)));
+      // Refusals need no I/O; a batch of thousands of them must still let the event loop turn.
+      await new Promise(setImmediate);
+    }
+    reply(batchAck(stream, answers));
   };
 }

@@ -109,6 +109,10 @@ const environmentSchema = z.object({
   DELIVERY_RETENTION_DAYS: positiveInt.default(30),
   RELAY_PORT: port.default(3004),
   HL7_MLLP_PORT: z.union([z.enum(['off', '0']).transform(() => null), port]).default(2575),
+  /** The MLLP listener listens on loopback unless told otherwise (issue 23): it is reached through a tunnel or a configured address. */
+  HL7_MLLP_HOST: z.string().min(1).default('127.0.0.1'),
+  HL7_MLLP_MAX_CONNECTIONS: positiveInt.default(200),
+  HL7_MLLP_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.default(20),
   RELAY_FORWARD_URL: httpUrl.optional(),
   RELAY_WEBHOOK_SECRETS: z
     .string()

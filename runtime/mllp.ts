@@ -12,8 +12,10 @@ export interface RunningMllpListener {
 }
 
 /**
- * The HL7 v2 MLLP listener (HL7_MLLP_PORT, default 2575; `off` or 0 turns it off): the same
- * pipeline as POST /v1/sandbox/hl7/inject, tied to a connection by the HL7 identity in MSH-5/MSH-6.
+ * The HL7 v2 MLLP listener (HL7_MLLP_PORT, default 2575; `off` or 0 turns it off; on
+ * HL7_MLLP_HOST, loopback by default): the same pipeline as POST /v1/sandbox/hl7/inject, for the
+ * connection whose MLLP token a message carries in MSH-8. Large messages are parsed and mapped off
+ * the event loop (hl7/off-loop.ts), so the API keeps answering meanwhile.
  */
 export async function startMllpListener(
   deps: { config: Config; db: Database; workflows: WorkflowClient; logger: Logger },
@@ -26,11 +28,13 @@ export async function startMllpListener(
       db: deps.db,
       workflows: deps.workflows,
       retryScheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE,
-      onError: (error) => logger.error({ err: error }, 'An accepted HL7 message could not be queued for delivery'),
+      onError: (error) => logger.error({ err: error }, 'An HL7 message over MLLP could not be processed or queued for delivery'),
     }),
     tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,
+    maxConnections: deps.config.HL7_MLLP_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: deps.config.HL7_MLLP_MAX_CONNECTIONS_PER_ADDRESS,
     onConnectionError: (reason, peer) => logger.warn({ peer }, `MLLP connection closed: ${reason}`),
   });
-  const bound = await listener.listen(port, deps.config.HOST);
+  const bound = await listener.listen(port, deps.config.HL7_MLLP_HOST);
   return { port: bound, close: listener.close };
 }

@@ -5,6 +5,8 @@ import { connections, hl7Identities } from '../../drizzle/schema';
 import { HL7_CONFORMANCE_MODES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
+import { isBatchOrStream } from '../../hl7/batch';
+import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
 import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
@@ -19,6 +21,7 @@ import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { deliverySchema, presentDelivery } from '../webhooks/delivery-presenter';
+import { batchResultSchema, injectHl7Batch } from './batch';
 
 /** The media types an ER7 (pipe-and-hat) body may come in; the first is the one the sandbox answers with. */
 export const ER7_MEDIA_TYPES = ['x-application/hl7-v2+er7', 'application/hl7-v2', 'text/plain'] as const;
@@ -118,6 +121,7 @@ const identityBodySchema = z
       .string()
       .regex(/^[A-Za-z0-9 _.-]{1,180}$/, 'letters, digits, spaces, _ . - (up to 180)')
       .meta({ example: 'NORTH' }),
+    rotate_token: z.boolean().optional().meta({ description: 'Issue a new MLLP token (answered in full, once); the old one stops working at once' }),
     conformance: conformanceSchema.optional().meta({ description: 'How messages for this connection are checked; lenient when left out' }),
   })
   .strict()
@@ -130,6 +134,11 @@ const identitySchema = z
     receiving_facility: z.string().meta({ description: 'What senders put in MSH-6' }),
     conformance: conformanceSchema,
     mllp_port: z.number().int().nullable().meta({ description: 'The MLLP listener port (HL7_MLLP_PORT); null when it is off' }),
+    mllp_token: z.string().nullable().meta({
+      description:
+        'What MLLP messages for this connection carry in MSH-8 (Security): in full only in the answer that issued it (the first PUT, or `rotate_token: true`), masked afterwards; null for an identity set before tokens existed (PUT with `rotate_token: true` issues one)',
+      example: 'sbx_mllp_…x9Qa',
+    }),
   })
   .meta({ id: 'Hl7Identity' });
 
@@ -187,8 +196,8 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       if (!connection) throw notFound('connection', connectionId);
       return { organizationId, connectionId, environment: connection.environment, conformance: connection.conformance ?? 'lenient' };
     }
-    const named = await findRecipientByIdentity(db, application, facility);
-    if (named?.organizationId === organizationId) return named;
+    const named = await findRecipientByIdentity(db, organizationId, application, facility);
+    if (named) return named;
     return { organizationId, connectionId: null, environment: 'sandbox', conformance: 'lenient' };
   }
 
@@ -199,12 +208,13 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       .where(and(eq(hl7Identities.organizationId, organizationId), eq(hl7Identities.connectionId, connectionId)));
     return identity;
   }
-  const presentIdentity = (identity: typeof hl7Identities.$inferSelect) => ({
+  const presentIdentity = (identity: typeof hl7Identities.$inferSelect, issuedToken?: string) => ({
     connection_id: identity.connectionId,
     receiving_application: identity.receivingApplication,
     receiving_facility: identity.receivingFacility,
     conformance: identity.conformance,
     mllp_port: config.HL7_MLLP_PORT,
+    mllp_token: issuedToken ?? identity.mllpTokenHint,
   });
 
   return [
@@ -258,7 +268,9 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         'and one warning per finding that did not stop it (ERR-4 = W, the field left out of the Bundle); AE (content that stops processing, or any finding with `?conformance=strict` or a strict HL7 identity) ' +
         'or AR (unsupported version or processing id, or a failure on our side): 422, a problem body with the ACK and one error per problem, each with its ERR-2 location and table 0357 code. ' +
         'MSH-15/MSH-16 (enhanced mode) are honoured: `acknowledgements` says which ACKs are due, and an ER7 answer carries the accept ACK when no application ACK is due. ' +
-        'The ACK comes as ER7 when the message was sent as ER7 (or `Accept` asks for it), else as JSON. Not HL7 at all: 400. Over 256 KiB: 413.',
+        'The ACK comes as ER7 when the message was sent as ER7 (or `Accept` asks for it), else as JSON. Not HL7 at all: 400. Over 256 KiB: 413. ' +
+        'A batch (FHS/BHS … BTS/FTS) or several messages in one body: each message is processed and acknowledged on its own (as its MSH-15/MSH-16 ask) and becomes its own delivery; ' +
+        'the answer is the batch acknowledgement (BHS … BTS around the ACKs of each message), ER7 or JSON `{ batch_ack, messages }`: 202 when any message was accepted, else 422.',
       tag: 'HL7 v2',
       auth: 'api_key',
       query: z.object({
@@ -274,12 +286,35 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         description:
           'JSON `{ message, connection_id? }`, or the message itself in ER7 (`x-application/hl7-v2+er7`, `application/hl7-v2` or `text/plain`)',
       },
-      success: { status: 202, description: 'AA: accepted, mapped, and its delivery workflow started', schema: injectResultSchema },
+      success: {
+        status: 202,
+        description: 'AA: accepted, mapped, and its delivery workflow started (a batch: at least one of its messages was)',
+        schema: z.union([injectResultSchema, batchResultSchema]),
+      },
       alsoResponds: [ER7],
       errors: [400, 404, 413, 415, 422, 503],
       handler: async ({ auth, query, body, req, res }) => {
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
+        if (isBatchOrStream(body.message)) {
+          const connectionId = body.connection_id ?? query.connection_id;
+          const { accepted, result } = await injectHl7Batch(
+            {
+              db,
+              workflows,
+              retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+              onError: (error) => req.log?.error({ err: error }, 'An HL7 batch message could not be queued'),
+            },
+            body.message,
+            (application, facility) => recipientFor(auth.organizationId, connectionId, application, facility),
+            query.conformance,
+          );
+          // 202 once any message of the batch was accepted; each message's own answer is in the batch acknowledgement.
+          const status = accepted > 0 ? 202 : 422;
+          if (inEr7) res.status(status).type(ER7).send(result.batch_ack);
+          else res.status(status).json(result);
+          return RESPONDED;
+        }
         /** The ACK the answer carries, and the acknowledgements MSH-15/MSH-16 asked for. */
         const acknowledge = (acknowledged: Extract<PortableHl7Outcome, { kind: 'acknowledged' }>) => {
           const to = acknowledged.header?.addressee ?? addresseeFromText(body.message);
@@ -356,8 +391,9 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       operationId: 'setHl7Identity',
       summary: "Set a connection's HL7 identity: the MSH-5/MSH-6 that route MLLP messages to it",
       description:
-        'MLLP carries no API key: a message sent to the MLLP listener is delivered for the connection whose identity its MSH-5 (receiving application) and MSH-6 (receiving facility) name, ' +
-        'and answered AR when none does. An identity belongs to one connection across all organizations.',
+        "MLLP carries no API key: a message sent to the MLLP listener carries the connection's MLLP token in MSH-8 (Security), issued here (in full once: on the first PUT or with `rotate_token: true`), " +
+        'and names the identity in MSH-5 (receiving application) and MSH-6 (receiving facility); without a valid token it is answered AR (CR in enhanced mode). ' +
+        'An identity is unique within the organization (409 when another of its connections has it).',
       tag: 'HL7 v2',
       auth: 'api_key',
       params: connectionParams,
@@ -370,25 +406,28 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           .from(connections)
           .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, params.connection_id)));
         if (!connection) throw notFound('connection', params.connection_id);
-        const taken = await findRecipientByIdentity(db, body.receiving_application, body.receiving_facility);
+        const taken = await findRecipientByIdentity(db, auth.organizationId, body.receiving_application, body.receiving_facility);
         if (taken && taken.connectionId !== params.connection_id) {
           throw new ApiProblem(
             409,
             'hl7_identity_taken',
-            `Another connection already has the HL7 identity ${body.receiving_application}/${body.receiving_facility}; choose another.`,
+            `Another connection of your organization already has the HL7 identity ${body.receiving_application}/${body.receiving_facility}; choose another.`,
           );
         }
+        const existing = await identityOf(auth.organizationId, params.connection_id);
+        const token = !existing || body.rotate_token ? generateMllpToken() : undefined;
         const values = {
           receivingApplication: body.receiving_application,
           receivingFacility: body.receiving_facility,
           conformance: body.conformance ?? 'lenient',
           updatedAt: new Date(),
+          ...(token ? { mllpTokenHash: hashMllpToken(token), mllpTokenHint: mllpTokenHint(token) } : {}),
         };
         await db
           .insert(hl7Identities)
           .values({ connectionId: params.connection_id, organizationId: auth.organizationId, ...values })
           .onConflictDoUpdate({ target: hl7Identities.connectionId, set: values });
-        return presentIdentity((await identityOf(auth.organizationId, params.connection_id))!);
+        return presentIdentity((await identityOf(auth.organizationId, params.connection_id))!, token);
       },
     }),
     defineRoute({

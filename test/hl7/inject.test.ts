@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import type { Bundle } from 'fhir/r4';
-import { Client, type InboundResponse, Message } from 'node-hl7-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findEvent } from '../../catalog/events';
 import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
@@ -9,8 +8,6 @@ import { parseHl7 } from '../../hl7/parse';
 import { listTemplates, renderTemplate } from '../../hl7/templates';
 import { mapToFhir } from '../../hl7/to-fhir';
 import { validateHl7 } from '../../hl7/validate';
-import { createWorkflowClient } from '../../platform/workflow-client';
-import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
 import { tenantReceivingAt } from '../support/deliveries';
 import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';
@@ -302,91 +299,5 @@ describe('GET /v1/sandbox/hl7/templates', () => {
       'application/hl7-v2',
       'text/plain',
     ]);
-  });
-});
-
-describe('the MLLP listener', () => {
-  let listener: RunningMllpListener;
-  beforeAll(async () => {
-    const workflows = createWorkflowClient(service.temporal, service.taskQueue);
-    listener = (await startMllpListener(
-      {
-        config: service.config,
-        db: service.database.db,
-        workflows,
-        logger: (await import('../../platform/logger')).createLogger('silent', { pretty: false }),
-      },
-      0,
-    ))!;
-  });
-  afterAll(() => listener.close());
-
-  /** Sends one message with node-hl7-client's MLLP client and returns the ACK it gets back. */
-  async function sendOverMllp(text: string): Promise<Message> {
-    const acks: Message[] = [];
-    const client = new Client({ host: '127.0.0.1' });
-    const connection = client.createConnection({ port: listener.port, maxAttempts: 1 }, async (response: InboundResponse) => {
-      acks.push(response.getMessage());
-    });
-    try {
-      await connection.sendMessage(new Message({ text }));
-      return (await waitUntil(() => acks[0], { what: 'the ACK over MLLP' }))!;
-    } finally {
-      await connection.close();
-    }
-  }
-
-  it('delivers a message addressed to a connection identity, and answers AA over TCP', async () => {
-    const own = await startReceiver();
-    try {
-      const created = await service.call('/v1/connections', {
-        key: tenant.key,
-        method: 'POST',
-        body: { name: 'MLLP feed (synthetic)', webhook_url: own.url },
-      });
-      const application = `EHR-${created.body.id.slice(-8)}`;
-      await service.call(`/v1/sandbox/hl7/identities/${created.body.id}`, {
-        key: tenant.key,
-        method: 'PUT',
-        body: { receiving_application: application, receiving_facility: 'MLLP' },
-      });
-      const text = renderTemplate('adt-a01')!.er7.replace('|SANDBOX|SYNTHETIC|', `|${application}|MLLP|`);
-      const ack = await sendOverMllp(text);
-      expect(ack.get('MSA.1').toString()).toBe('AA');
-      expect(ack.get('MSA.2').toString()).toBe(controlIdOf(text));
-      const deliveryId = /dlv_\w+/.exec(ack.get('MSA.3').toString())![0];
-      const [request] = await own.waitForRequests(1);
-      expect(request!.headers['x-service-delivery-id']).toBe(deliveryId);
-      expect(JSON.parse(request!.body)).toMatchObject({
-        event: 'hl7.adt_a01.received',
-        connection_id: created.body.id,
-        resource: { resourceType: 'Bundle' },
-      });
-    } finally {
-      await own.close();
-    }
-  });
-
-  it('answers AR when MSH-5/MSH-6 name no connection, and AE with the location for a bad message of a strict identity', async () => {
-    const unknown = await sendOverMllp(renderTemplate('adt-a01')!.er7.replace('|SANDBOX|SYNTHETIC|', '|NOBODY|NOWHERE|'));
-    expect(unknown.get('MSA.1').toString()).toBe('AR');
-    expect(unknown.get('ERR.3.1').toString()).toBe('207');
-    const created = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'Strict MLLP feed (synthetic)' } });
-    const application = `STRICT-${created.body.id.slice(-8)}`;
-    const identity = await service.call(`/v1/sandbox/hl7/identities/${created.body.id}`, {
-      key: tenant.key,
-      method: 'PUT',
-      body: { receiving_application: application, receiving_facility: 'MLLP', conformance: 'strict' },
-    });
-    expect(identity.body.conformance).toBe('strict');
-    const text = renderTemplate('adt-a01')!.er7.replace('|SANDBOX|SYNTHETIC|', `|${application}|MLLP|`).replace('|19581212|F|', '|19581212|Q|');
-    const bad = await sendOverMllp(text);
-    expect(bad.get('MSA.1').toString()).toBe('AE');
-    expect(bad.get('ERR.2').toRaw()).toBe('PID^1^8^1^1');
-    // Over HTTP too the identity's strictness holds, unless the request asks otherwise.
-    expect((await inject({ message: text })).status).toBe(422);
-    expect(
-      (await service.call('/v1/sandbox/hl7/inject?conformance=lenient', { key: tenant.key, method: 'POST', body: { message: text } })).status,
-    ).toBe(202);
   });
 });

@@ -193,7 +193,7 @@ describe('a 256 KiB HL7 v2 message', () => {
       body: { receiving_application: application, receiving_facility: 'MLLP' },
     });
     expect(identity.status).toBe(200);
-    const text = largeOruR01({ controlId: 'SYN-BIG-MLLP', receiving: [application, 'MLLP'] });
+    const text = largeOruR01({ controlId: 'SYN-BIG-MLLP', receiving: [application, 'MLLP'], mllpToken: identity.body.mllp_token });
     expect(Buffer.byteLength(text)).toBe(MAX_MESSAGE_BYTES);
 
     const ack = parseHl7(await sendOverMllp(text));

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { Client, type InboundResponse, Message } from 'node-hl7-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMllpServer, FS, frame, type MllpServer, VT } from '../../hl7/mllp';
+import { createMllpServer, FS, frame, type MllpServer, type MllpServerOptions, VT } from '../../hl7/mllp';
 import { parseHl7 } from '../../hl7/parse';
 import { oversizeAck, processHl7 } from '../../hl7/process';
 import { renderTemplate } from '../../hl7/templates';
@@ -14,14 +14,14 @@ afterEach(async () => {
 });
 
 /** A listener answering with the real pipeline's ACK, and what it was told about closed connections. */
-async function start(options: { maxFrameBytes?: number; idleTimeoutMs?: number } = {}) {
+async function start(options: Partial<Omit<MllpServerOptions, 'handle'>> = {}) {
   const closed: string[] = [];
   const handled: string[] = [];
   server = createMllpServer({
-    handle: async (message) => {
+    handle: async (message, reply) => {
       handled.push(message);
       if (message.includes('THROW')) throw new Error('handler broke');
-      return processHl7(message).ack.er7;
+      reply(processHl7(message).ack.er7);
     },
     tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,
     onConnectionError: (reason) => closed.push(reason),
@@ -32,8 +32,8 @@ async function start(options: { maxFrameBytes?: number; idleTimeoutMs?: number }
 }
 
 /** A raw TCP peer: what it receives, and whether the server closed it. */
-async function rawPeer(port: number) {
-  const socket: Socket = connect(port, '127.0.0.1');
+async function rawPeer(port: number, localAddress = '127.0.0.1') {
+  const socket: Socket = connect({ port, host: '127.0.0.1', localAddress });
   await new Promise((resolve) => socket.once('connect', resolve));
   let received = Buffer.alloc(0);
   let ended = false;
@@ -46,6 +46,17 @@ async function rawPeer(port: number) {
   });
   return {
     socket,
+    /** The frames received so far, unframed, as bytes. */
+    received: () => {
+      const frames: Buffer[] = [];
+      for (let start = received.indexOf(VT); start !== -1; ) {
+        const end = received.indexOf(FS, start);
+        if (end === -1) break;
+        frames.push(received.subarray(start + 1, end));
+        start = received.indexOf(VT, end);
+      }
+      return frames;
+    },
     /** The ACKs received so far, unframed. */
     acks: () =>
       received
@@ -133,17 +144,129 @@ describe('MLLP listener', () => {
     expect(closed).toContain('frame larger than 4096 bytes');
   });
 
-  it('drops a half frame when the peer goes, and closes idle connections', async () => {
+  it('drops a half frame when the peer goes, and closes a connection idle between frames', async () => {
     const { port, closed, handled } = await start({ idleTimeoutMs: 300 });
-    const half = await rawPeer(port);
-    half.socket.write(Buffer.concat([Buffer.from([VT]), Buffer.from('MSH|^~\\&|A|B')]));
-    await waitUntil(() => (half.closed() ? true : undefined), { what: 'the idle half-frame connection closed' });
+    const idle = await rawPeer(port);
+    idle.socket.write(frame(renderTemplate('adt-a08')!.er7));
+    await waitUntil(() => (idle.acks().length === 1 ? true : undefined), { what: 'the ACK before the idle time' });
+    await waitUntil(() => (idle.closed() ? true : undefined), { what: 'the idle connection closed' });
     expect(closed).toContain('idle timeout');
-    expect(handled).toEqual([]);
     const gone = await rawPeer(port);
     gone.socket.end(Buffer.concat([Buffer.from([VT]), Buffer.from('MSH|^~\\&|A|B')]));
     await waitUntil(() => (gone.closed() ? true : undefined), { what: 'the half-frame peer gone' });
+    expect(handled).toHaveLength(1);
+  });
+
+  it('closes a connection whose frame is not complete by its deadline, however its bytes trickle in', async () => {
+    const { port, closed, handled } = await start({ idleTimeoutMs: 60_000, frameDeadlineMs: 500 });
+    const slow = await rawPeer(port);
+    slow.socket.write(Buffer.from([VT]));
+    // A byte every 20 ms: each would restart an idle timer, none moves the frame's deadline.
+    const text = Buffer.from(renderTemplate('adt-a01')!.er7);
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (!slow.closed() && sent < text.length) slow.socket.write(text.subarray(sent, ++sent));
+    }, 20);
+    try {
+      await waitUntil(() => (slow.closed() ? true : undefined), { what: 'the slow frame closed' });
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(closed).toContain('frame not complete within 500 ms');
     expect(handled).toEqual([]);
+    expect(sent).toBeLessThan(text.length);
+  });
+
+  it('refuses connections beyond the cap per address and in total, and serves again once some close', async () => {
+    const { port, closed } = await start({ maxConnectionsPerAddress: 2, maxConnections: 3 });
+    // Linux routes all of 127.0.0.0/8 to loopback, so peers can come from several addresses.
+    const peers = [await rawPeer(port), await rawPeer(port), await rawPeer(port), await rawPeer(port, '127.0.0.2'), await rawPeer(port, '127.0.0.3')];
+    await waitUntil(() => (peers.filter((peer) => peer.closed()).length === 2 ? true : undefined), { what: 'two refused connections' });
+    expect(peers.map((peer) => peer.closed())).toEqual([false, false, true, false, true]);
+    expect(closed).toEqual(['connection refused: 2 connections open from this address', 'connection refused: 3 connections open']);
+    peers[0]!.socket.destroy();
+    await waitUntil(() => (peers[0]!.closed() ? true : undefined), { what: 'the first peer gone' });
+    const next = await waitUntil(
+      async () => {
+        const candidate = await rawPeer(port, '127.0.0.3');
+        candidate.socket.write(frame(renderTemplate('adt-a08')!.er7));
+        await waitUntil(() => (candidate.acks().length === 1 || candidate.closed() ? true : undefined), { what: 'an answer or a close' });
+        return candidate.acks().length === 1 ? candidate : undefined;
+      },
+      { what: 'a connection accepted once one closed' },
+    );
+    for (const peer of [...peers, next]) peer.socket.destroy();
+  });
+
+  it('takes a 256 KiB frame sent a byte at a time, and answers it', async () => {
+    const { port, handled } = await start();
+    const peer = await rawPeer(port);
+    peer.socket.setNoDelay(true);
+    const head = renderTemplate('adt-a08')!.er7;
+    const text = `${head}\r${'NTE|1||'.padEnd(255, 'x')}`.padEnd(256 * 1024 - 300, 'y');
+    const bytes = frame(text);
+    for (let index = 0; index < bytes.length; index++) {
+      // Waiting for the kernel now and then keeps each byte its own segment, as a slow sender's would be.
+      if (!peer.socket.write(bytes.subarray(index, index + 1))) await new Promise((resolve) => peer.socket.once('drain', resolve));
+    }
+    await waitUntil(() => (peer.acks().length === 1 ? true : undefined), { what: 'the ACK of the trickled frame', timeoutMs: 60_000 });
+    expect(handled).toEqual([text]);
+    peer.socket.destroy();
+  });
+
+  it('stops reading from a peer that does not read its answers, and closes it when idle', async () => {
+    const answered: number[] = [];
+    const closed: string[] = [];
+    server = createMllpServer({
+      // Each answer is 64 KiB, so a peer that reads none fills the socket's buffers after a few.
+      handle: async (message, reply) => {
+        answered.push(message.length);
+        reply(`MSH|^~\\&|A\rNTE|1||${'z'.repeat(64 * 1024)}`);
+      },
+      idleTimeoutMs: 1500,
+      onConnectionError: (reason) => closed.push(reason),
+    });
+    const port = await server.listen(0, '127.0.0.1');
+    const peer = connect(port, '127.0.0.1');
+    await new Promise((resolve) => peer.once('connect', resolve));
+    peer.on('error', () => {});
+    peer.pause();
+    // 2,000 frames: 128 MiB of answers if all were answered. The kernel's buffers take the frames.
+    const message = frame(renderTemplate('adt-a08')!.er7);
+    for (let index = 0; index < 2000; index++) peer.write(message);
+    await waitUntil(() => (closed.includes('idle timeout') ? true : undefined), { what: 'the non-reading peer closed', timeoutMs: 30_000 });
+    // The kernel's socket buffers hold a few MiB of answers; the server stopped answering (and reading) long before 2,000.
+    expect(answered.length).toBeLessThan(400);
+    peer.destroy();
+  });
+
+  it('decodes each frame by its MSH-18 (ASCII, 8859/1, UNICODE UTF-8), and answers in the same encoding', async () => {
+    const handled: string[] = [];
+    server = createMllpServer({
+      handle: async (message, reply) => {
+        handled.push(message);
+        reply(`MSH|^~\\&|ECHO\rNTE|1||${parseHl7(message).segment('PID')!.get(5)}`);
+      },
+    });
+    const peer = await rawPeer(await server.listen(0, '127.0.0.1'));
+    const message = (charset: string, name: string) =>
+      `MSH|^~\\&|LAB|HOSP|SANDBOX|SYNTHETIC|20250101120000||ADT^A08^ADT_A01|CS1|P|2.5.1|||||USA|${charset}\rEVN|A08|20250101120000\rPID|1||M1^^^HOSP^MR||${name}^Zoë||19800101|F\rPV1|1|O`;
+    const latin1 = message('8859/1', 'Müller');
+    const utf8 = message('UNICODE UTF-8', 'Jiménez');
+    const unlabelled = message('', 'Łukasiewicz');
+    for (const [text, encoding] of [
+      [latin1, 'latin1'],
+      [utf8, 'utf8'],
+      [unlabelled, 'utf8'],
+    ] as const)
+      peer.socket.write(frame(Buffer.from(text, encoding)));
+    await waitUntil(() => (handled.length === 3 ? true : undefined), { what: 'three frames handled' });
+    expect(handled).toEqual([latin1, utf8, unlabelled]);
+    const answers = await waitUntil(() => (peer.received().length >= 3 ? peer.received() : undefined), { what: 'three answers' });
+    expect(answers[0]!.includes(Buffer.from('|Müller', 'latin1'))).toBe(true);
+    expect(answers[1]!.includes(Buffer.from('|Jiménez', 'utf8'))).toBe(true);
+    expect(answers[2]!.includes(Buffer.from('|Łukasiewicz', 'utf8'))).toBe(true);
+    peer.socket.destroy();
   });
 
   it('closes the connection, not the listener, when the handler fails', async () => {

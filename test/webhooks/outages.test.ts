@@ -184,17 +184,26 @@ describe('an MLLP message during a database outage', () => {
     const tenant = await tenantReceivingAt(service, receiver.url);
     const connection = await service.call('/v1/connections', { key: tenant.key, method: 'POST', body: { name: 'MLLP feed (synthetic)' } });
     const application = `OUTAGE${randomUUID().slice(0, 8).toUpperCase()}`;
-    await service.call(`/v1/sandbox/hl7/identities/${connection.body.id}`, {
+    const identity = await service.call(`/v1/sandbox/hl7/identities/${connection.body.id}`, {
       key: tenant.key,
       method: 'PUT',
       body: { receiving_application: application, receiving_facility: 'MLLP' },
     });
-    const handle = mllpHandler({
+    const handler = mllpHandler({
       db: service.database.db,
       workflows: createWorkflowClient(service.temporal, service.taskQueue),
       retryScheduleMs: service.config.WEBHOOK_RETRY_SCHEDULE,
     });
-    const text = renderTemplate('adt-a01')!.er7.replace('|SANDBOX|SYNTHETIC|', `|${application}|MLLP|`);
+    const handle = async (text: string) => {
+      const answers: string[] = [];
+      await handler(text, (answer) => answers.push(answer));
+      return answers.join('\n');
+    };
+    // Addressed to the identity, with its MLLP token in MSH-8, in the original acknowledgement mode (MSH-15/MSH-16 empty).
+    const [header, ...rest] = renderTemplate('adt-a01')!.er7.split('\r');
+    const fields = header!.split('|');
+    Object.assign(fields, { 4: application, 5: 'MLLP', 7: identity.body.mllp_token, 14: '', 15: '' });
+    const text = [fields.join('|'), ...rest].join('\r');
 
     await database.cut();
     const during = await handle(text).finally(() => database.restore());
