@@ -14,6 +14,7 @@ import {
 } from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import { asFhirJson } from '../fhir/resource-json';
+import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
@@ -21,6 +22,7 @@ import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
+import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
 
@@ -30,6 +32,8 @@ export interface DeliveryActivityDependencies {
   timeoutMs: number;
   /** The DNS lookup every attempt checks the target with (and sends to what it answered); tests hand in their own. */
   resolveHost?: ResolveHost;
+  /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, webhooks/fair-share.ts). */
+  slotsPerOrganization?: number;
 }
 
 export interface AttemptResult {
@@ -63,7 +67,22 @@ const HEARTBEAT_EVERY_MS = 1_000;
 const RECORD_ATTEMPT_WITHIN_MS = 60_000;
 
 /** The delivery activities: one attempt (target, chaos, signature, POST, record) and state updates. */
-export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, resolveHost = resolveWithSystem }: DeliveryActivityDependencies) {
+export function createDeliveryActivities({
+  db,
+  allowPrivateTargets,
+  timeoutMs,
+  resolveHost = resolveWithSystem,
+  slotsPerOrganization = DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION,
+}: DeliveryActivityDependencies) {
+  const slots = createOrganizationSlots(slotsPerOrganization);
+  /** Put off, not failed: Temporal retries the attempt once a slot may be free; nothing is recorded or sent. */
+  const organizationBusy = (organizationId: string) =>
+    ApplicationFailure.create({
+      type: ORGANIZATION_BUSY,
+      message: `Organization ${organizationId} already has ${slotsPerOrganization} deliveries in flight on this worker; this attempt waits for one of them.`,
+      nextRetryDelay: busyRetryDelayMs(Context.current().info.attempt),
+    });
+
   /**
    * What an attempt needs, read afresh at each attempt in one query: the attempt's record if it was
    * made already, the envelope, the target (the connection's URL and secret when set, else the
@@ -79,6 +98,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
           retryAfterMs: deliveryAttempts.retryAfterMs,
         },
         envelopeBody: deliveries.envelopeBody,
+        organizationId: deliveries.organizationId,
         organizationUrl: organizations.webhookUrl,
         organizationSecret: organizations.webhookSecret,
         connectionUrl: connections.webhookUrl,
@@ -99,7 +119,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
     };
     const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
     const recorded = row.recorded?.id ? row.recorded : null;
-    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile };
+    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile, organizationId: row.organizationId };
   }
 
   /**
@@ -198,6 +218,8 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
       trigger: AttemptTrigger;
       newDelivery?: CarriedDelivery;
     }): Promise<AttemptResult> {
+      // The organization whose slot this attempt holds, given back however the attempt ends.
+      let slotHeldFor: string | null = null;
       return whileHeartbeating(async () => {
         let prepared: Awaited<ReturnType<typeof loadAttemptContext>>;
         let attemptId: string;
@@ -208,6 +230,8 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
           prepared = await loadAttemptContext(input.deliveryId, input.attemptNumber);
           if (prepared.recorded?.outcome === 'sending') return resolveUnknown(prepared.recorded.id);
           if (prepared.recorded) return asResult(prepared.recorded);
+          if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
+          slotHeldFor = prepared.organizationId;
           chaos.effect = pickChaos(prepared.chaosProfile, input.attemptNumber);
           // The intent, before anything is sent: a worker dying after the POST still leaves the send in the log.
           const [intent] = await db
@@ -233,7 +257,7 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
           }
           attemptId = intent.id;
         } catch (error) {
-          if (isDatabaseUnavailable(error)) throw error;
+          if (isDatabaseUnavailable(error) || (error instanceof ApplicationFailure && error.type === ORGANIZATION_BUSY)) throw error;
           return refuseAttempt(input, error);
         }
 
@@ -250,6 +274,8 @@ export function createDeliveryActivities({ db, allowPrivateTargets, timeoutMs, r
           retryAfterMs: exchange.retryAfterMs,
           error: exchange.error,
         });
+      }).finally(() => {
+        if (slotHeldFor) slots.release(slotHeldFor);
       });
     },
 

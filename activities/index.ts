@@ -13,6 +13,8 @@ export interface ActivityDependencies {
   db: Database;
   allowPrivateTargets: boolean;
   webhookTimeoutMs: number;
+  /** DELIVERY_SLOTS_PER_ORGANIZATION: attempts of one organization at once in this worker. */
+  deliverySlotsPerOrganization?: number;
   /** The DNS lookup webhook targets are checked and pinned with; the system resolver when absent. */
   resolveHost?: ResolveHost;
   /** Where housekeeping activities report what they did (the retention counts). */
@@ -29,12 +31,19 @@ export function createActivities({
   db,
   allowPrivateTargets,
   webhookTimeoutMs,
+  deliverySlotsPerOrganization,
   resolveHost,
   logger,
   fhirStore = loadFhirStore(),
 }: ActivityDependencies) {
   return {
-    ...createDeliveryActivities({ db, allowPrivateTargets, timeoutMs: webhookTimeoutMs, resolveHost }),
+    ...createDeliveryActivities({
+      db,
+      allowPrivateTargets,
+      timeoutMs: webhookTimeoutMs,
+      resolveHost,
+      ...(deliverySlotsPerOrganization ? { slotsPerOrganization: deliverySlotsPerOrganization } : {}),
+    }),
     ...createRetentionActivities({ db, logger }),
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),

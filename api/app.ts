@@ -12,11 +12,12 @@ import { smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
 import type { ResolveHost } from '../webhooks/targets';
 import { fhirOpenApiPaths } from './fhir/openapi';
-import { fhirRouter } from './fhir/routes';
+import { fhirCost, fhirRouter } from './fhir/routes';
 import { healthRoutes } from './health/routes';
 import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
 import { refuseDeepJson } from './http/body-depth';
+import { costLimit, createCostBudget, refuseAfterFailedAuthentication } from './http/cost-limit';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
 import { docsRouter } from './http/docs';
 import { idempotency } from './http/idempotency';
@@ -36,7 +37,7 @@ import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
 import { smartDiscoveryRouter } from './smart/discovery';
 import { smartLaunchRoutes } from './smart/launches';
-import { oauthRouter } from './smart/oauth';
+import { oauthCost, oauthRouter } from './smart/oauth';
 import { smartOpenApiPaths } from './smart/openapi';
 import { connectionRoutes } from './webhooks/connections';
 import { webhookDeliveryRoutes } from './webhooks/deliveries';
@@ -87,6 +88,17 @@ export function createApp(deps: ApiDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext(deps.logger));
+  // Before any body is read or credential looked up: budgets per address for what has no API key to count against.
+  const { FAILED_AUTH_PER_MINUTE, OAUTH_RATE_LIMIT_PER_MINUTE, FHIR_RATE_LIMIT_PER_MINUTE } = deps.config;
+  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(createCostBudget(FAILED_AUTH_PER_MINUTE), FAILED_AUTH_PER_MINUTE));
+  app.use(
+    '/oauth',
+    costLimit({ budget: createCostBudget(OAUTH_RATE_LIMIT_PER_MINUTE), surface: 'OAuth', perMinute: OAUTH_RATE_LIMIT_PER_MINUTE, costOf: oauthCost }),
+  );
+  app.use(
+    '/fhir',
+    costLimit({ budget: createCostBudget(FHIR_RATE_LIMIT_PER_MINUTE), surface: 'FHIR', perMinute: FHIR_RATE_LIMIT_PER_MINUTE, costOf: fhirCost }),
+  );
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));

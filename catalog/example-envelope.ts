@@ -17,9 +17,18 @@ function recordedInstant(resource: FhirResource): string {
     effectiveDateTime?: string;
     date?: string;
     period?: { start?: string };
+    /** A Bundle's: when its resources were put together, i.e. when the event happened. */
+    timestamp?: string;
   };
   const instant =
-    fields.recorded ?? fields.created ?? fields.authoredOn ?? fields.issued ?? fields.effectiveDateTime ?? fields.date ?? fields.period?.start;
+    fields.recorded ??
+    fields.created ??
+    fields.authoredOn ??
+    fields.issued ??
+    fields.effectiveDateTime ??
+    fields.date ??
+    fields.period?.start ??
+    fields.timestamp;
   // Millisecond precision, as real deliveries stamp occurred_at (new Date().toISOString()).
   return new Date(instant ?? WORLD_AS_OF).toISOString();
 }

@@ -85,6 +85,31 @@ export function addresseeFromText(text: string): AckAddressee {
 
 const ACK_VERSION_FALLBACK = '2.5.1';
 
+/** The most ERR segments an ACK carries: a 256 KiB message can hold thousands of findings, an ACK stays small. */
+export const MAX_ERR_SEGMENTS = 100;
+
+/**
+ * The problems an ACK lists: all of them up to MAX_ERR_SEGMENTS, else the errors first, then the
+ * warnings, and a last ERR that counts the ones left out (at the severity of the worst of them).
+ */
+function listed(problems: readonly Hl7Problem[]): Hl7Problem[] {
+  if (problems.length <= MAX_ERR_SEGMENTS) return [...problems];
+  const ordered = [...problems.filter((problem) => problem.severity !== 'W'), ...problems.filter((problem) => problem.severity === 'W')];
+  const kept = ordered.slice(0, MAX_ERR_SEGMENTS - 1);
+  const left = ordered.slice(MAX_ERR_SEGMENTS - 1);
+  const first = left[0]!;
+  return [
+    ...kept,
+    {
+      code: first.code,
+      location: { segment: 'MSH', sequence: 1 },
+      message: `${left.length} more finding(s) not listed, the first at ${locationText(first.location)}: ${first.message}`,
+      reject: first.reject,
+      severity: left.some((problem) => problem.severity !== 'W') ? 'E' : 'W',
+    },
+  ];
+}
+
 /**
  * An HL7 ACK: MSH, MSA (code, MSA-2 = the message's MSH-10) and one ERR per problem. ERR-2 carries
  * the location and ERR-3 the table 0357 code (v2.5+); for 2.3/2.4 senders ERR-1 carries both too,
@@ -125,7 +150,7 @@ export function buildAck(
     ]),
     er7Segment('MSA', [code, to.controlId, summary.slice(0, 80)]),
   ];
-  const errors: AckError[] = problems.map((problem) => ({
+  const errors: AckError[] = listed(problems).map((problem) => ({
     ...problem.location,
     location: locationText(problem.location),
     code: problem.code,

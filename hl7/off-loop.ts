@@ -15,21 +15,43 @@ export const OFF_LOOP_FROM_BYTES = 8 * 1024;
 let pool: Piscina | undefined;
 
 function threads(): Piscina {
-  pool ??= new Piscina({
+  if (pool) return pool;
+  pool = new Piscina({
     filename: new URL('./portable-outcome.ts', import.meta.url).href,
     name: 'processHl7Portable',
-    // The threads load the TypeScript sources as this process does.
-    execArgv: ['--import', 'tsx'],
+    // The threads load the TypeScript sources as this process does; tsx found from here, whatever the working directory.
+    execArgv: ['--import', import.meta.resolve('tsx')],
     minThreads: 0,
     // One core stays with the event loop.
     maxThreads: Math.max(1, availableParallelism() - 1),
     idleTimeout: 60_000,
   });
+  // A thread that fails is the pool's 'error' event (unheard, it would end the process); the message
+  // it held is answered below all the same.
+  pool.on('error', () => {});
   return pool;
 }
 
-/** processHl7 off the event loop for a large message, in place for a small one. */
+let answeredByThreads = 0;
+
+/** How many messages a thread has answered (tests see with it where a message went). */
+export const processedOffLoop = () => answeredByThreads;
+
+/** Far longer than a thread takes to start and process the largest message, even on a loaded machine (a few s). */
+const THREAD_ANSWER_WITHIN_MS = 30_000;
+
+/**
+ * processHl7 off the event loop for a large message, in place for a small one. Should no thread
+ * answer in time (one died, or none can start, which piscina would retry for ever), the message is
+ * processed in place: a slow answer rather than a hung request or a lost message.
+ */
 export async function processHl7OffLoop(text: string, conformance?: ConformanceMode): Promise<PortableHl7Outcome> {
   if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable({ text, conformance });
-  return threads().run({ text, conformance });
+  try {
+    const outcome: PortableHl7Outcome = await threads().run({ text, conformance }, { signal: AbortSignal.timeout(THREAD_ANSWER_WITHIN_MS) });
+    answeredByThreads += 1;
+    return outcome;
+  } catch {
+    return processHl7Portable({ text, conformance });
+  }
 }

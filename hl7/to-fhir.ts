@@ -671,24 +671,31 @@ const FILLER_STATUS: Record<string, Appointment['status']> = {
 };
 const DURATION_MINUTES: Record<string, number> = { MIN: 1, min: 1, M: 1, H: 60, h: 60, HR: 60, S: 1 / 60, s: 1 / 60 };
 
-function mapAppointment(message: ParsedHl7, sch: Hl7Segment, context: Context): Appointment {
-  const ais = message.segment('AIS');
+/** An SCH and the resource segments (AIS, AIG, AIL, AIP) that follow it. */
+interface ScheduleGroup {
+  sch: Hl7Segment;
+  resources: Hl7Segment[];
+}
+
+function mapAppointment({ sch, resources }: ScheduleGroup, context: Context): Appointment {
+  const named = (name: string) => resources.filter((segment) => segment.name === name);
+  const ais = named('AIS')[0];
   const start = at(ais?.get(4) || sch.get(11, 4), context);
   const duration = decimal(ais?.get(7) ?? '') ?? decimal(sch.get(9));
   const minutes = duration === undefined ? undefined : Math.round(duration * (DURATION_MINUTES[ais?.get(8, 1) || sch.get(10, 1) || 'MIN'] ?? 1));
   // SCH-25 (filler status code, table 0278) when sent, else what the trigger means.
   const status = FILLER_STATUS[sch.get(25, 1)] ?? APPOINTMENT_STATUS[context.event] ?? 'booked';
   const people = [
-    ...message.all('AIP').flatMap((aip) => {
+    ...named('AIP').flatMap((aip) => {
       const actor = practitionerReference(aip.field(3).first);
       return actor ? [{ actor, status: 'accepted' as const }] : [];
     }),
-    ...message.all('AIL').flatMap((ail) => {
+    ...named('AIL').flatMap((ail) => {
       const display = placeDisplay(ail.field(3).first);
       return display ? [{ actor: { type: 'Location', display }, status: 'accepted' as const }] : [];
     }),
     // AIG (general resource): a participant named by its resource id or type (IG: AIG → Appointment.participant).
-    ...message.all('AIG').flatMap((aig) => {
+    ...named('AIG').flatMap((aig) => {
       const display = aig.get(3, 2) || aig.get(3, 1) || aig.get(4, 2) || aig.get(4, 1);
       return display ? [{ actor: { display }, status: 'accepted' as const }] : [];
     }),
@@ -719,8 +726,13 @@ const DOC_STATUS: Record<string, DocumentReference['docStatus']> = {
   DO: 'preliminary',
 };
 
-function mapDocumentReference(message: ParsedHl7, txa: Hl7Segment, context: Context): DocumentReference {
-  const observations = message.all('OBX');
+/** A TXA and the OBX segments after it, its content. */
+interface DocumentGroup {
+  txa: Hl7Segment;
+  observations: Hl7Segment[];
+}
+
+function mapDocumentReference({ txa, observations }: DocumentGroup, context: Context): DocumentReference {
   const encapsulated = observations.find((obx) => obx.get(2) === 'ED');
   const attachment = encapsulated
     ? {
@@ -1111,14 +1123,20 @@ const ANNOTATED = new Set([
   'MedicationAdministration',
 ]);
 
-/** The segments of one order group (from an ORC, or an OBR/RXO without one, to the next ORC). */
-function orderGroupHas(message: ParsedHl7, from: number, name: string): boolean {
-  for (let index = from; index < message.segments.length; index++) {
-    const segment = message.segments[index]!;
-    if (segment.name === 'ORC') return false;
-    if (segment.name === name) return true;
+/**
+ * For each segment, whether an RXE follows it in the same order group (before the next ORC): one
+ * pass from the end, so an RXO asks in constant time however many orders the message holds.
+ */
+function encodedOrders(message: ParsedHl7): boolean[] {
+  const ahead = new Array<boolean>(message.segments.length);
+  let seen = false;
+  for (let index = message.segments.length - 1; index >= 0; index--) {
+    ahead[index] = seen;
+    const name = message.segments[index]!.name;
+    if (name === 'RXE') seen = true;
+    else if (name === 'ORC') seen = false;
   }
-  return false;
+  return ahead;
 }
 
 /**
@@ -1148,7 +1166,11 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
   let obr: Hl7Segment | undefined;
   let order: ServiceRequest | undefined;
   let report: DiagnosticReport | undefined;
-  const schedules: Hl7Segment[] = [];
+  // Each segment is read once: an appointment takes the AI* segments after its SCH, a document the OBX
+  // after its TXA, so a message of thousands of them costs in proportion (no segment list per segment).
+  const schedules: ScheduleGroup[] = [];
+  const documents: DocumentGroup[] = [];
+  const rxeInOrder = encodedOrders(message);
   /** The last resource mapped, for the NTE that follows it. */
   let last: FhirResource | undefined;
   /** Adds a mapped resource (none when the segment could not make one) and remembers it for an NTE. */
@@ -1250,7 +1272,11 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
         if (order) addTiming(segment, order, context);
         break;
       case 'OBX': {
-        if (isDocument) break;
+        // In a document message the OBX are the document's text, not observations.
+        if (isDocument) {
+          documents.at(-1)?.observations.push(segment);
+          break;
+        }
         const reference = add(key, mapObservation(segment, obr, context));
         if (reference && report) report.result = append(report.result, reference);
         break;
@@ -1265,13 +1291,13 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
         const note = noteOf(segment);
         if (note && last && ANNOTATED.has(last.resourceType)) {
           const annotated = last as { note?: Annotation[] };
-          annotated.note = [...(annotated.note ?? []), note];
+          annotated.note = append(annotated.note, note);
         }
         break;
       }
       case 'RXO':
         // RDE/RDS orders carry RXO and RXE: the encoded order (RXE) is the MedicationRequest then.
-        if (!orderGroupHas(message, segment.position, 'RXE')) {
+        if (!rxeInOrder[segment.position - 1]) {
           const reference = add(key, mapOrderedMedication(orc, segment, routeAfter(segment), context));
           if (reference) focus.subjects.push(reference);
         }
@@ -1297,10 +1323,16 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
       }
       case 'SCH':
         // SIU puts SCH before PID: the appointment is mapped once the patient is known.
-        schedules.push(segment);
+        schedules.push({ sch: segment, resources: [] });
+        break;
+      case 'AIS':
+      case 'AIG':
+      case 'AIL':
+      case 'AIP':
+        schedules.at(-1)?.resources.push(segment);
         break;
       case 'TXA':
-        focus.subjects.push(add(key, mapDocumentReference(message, segment, context))!);
+        documents.push({ txa: segment, observations: [] });
         break;
       case 'FT1':
         if (context.patient && segment.field(7).present) {
@@ -1311,9 +1343,10 @@ export function mapToFhir(message: ParsedHl7, type: string): MappedMessage {
     }
   }
 
-  for (const sch of schedules) {
-    const appointment = mapAppointment(message, sch, context);
-    if (appointment.participant.length) focus.subjects.unshift(add(`SCH|${sch.position}`, appointment)!);
+  for (const document of documents) focus.subjects.push(add(`TXA|${document.txa.position}`, mapDocumentReference(document, context))!);
+  for (const schedule of schedules) {
+    const appointment = mapAppointment(schedule, context);
+    if (appointment.participant.length) focus.subjects.unshift(add(`SCH|${schedule.sch.position}`, appointment)!);
   }
 
   // ADT messages are about the encounter and the patient; others about what they order, report or book (the patient when nothing else).

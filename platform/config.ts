@@ -3,6 +3,9 @@ import { DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule, 
 import { API_KEY_PATTERN } from './secrets';
 import { trimTrailing } from './text';
 
+/** Well under a worker's activity slots (the SDK's 100 by default), so a few organizations at their bound still leave room. */
+export const DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION = 20;
+
 /** How long an API call to Temporal may take (TEMPORAL_CALL_TIMEOUT_MS): a restart must not hang requests. */
 export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 
@@ -83,12 +86,26 @@ const environmentSchema = z.object({
   TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  /** Per client address, in cost units (api/http/cost-limit.ts): a token exchange costs 10, an authorization 2, most others 1–3. */
+  OAUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(3_000),
+  /** Per client address, in cost units: a read costs 1, a search 3. */
+  FHIR_RATE_LIMIT_PER_MINUTE: positiveInt.default(6_000),
+  /** Failed authentications (any 401) per client address; past them the address is refused before any lookup. */
+  FAILED_AUTH_PER_MINUTE: positiveInt.default(300),
+  /** Scenario runs of one organization running at once; past it, 429 until one ends (a manual run expires after a day idle). */
+  SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(20),
+  /** Aggregator queries of one organization running at once; past it, 429 until one ends. */
+  AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(10),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
   WORKER_MAX_CACHED_WORKFLOWS: nonNegativeInt.default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
   WORKER_HEAP_GROWING_PERCENT: nonNegativeInt.default(DEFAULT_WORKER_HEAP_GROWING_PERCENT),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  /** Activities one worker runs at once (the SDK's default); webhook attempts share them. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(100),
+  /** Webhook attempts of one organization at once per worker: a receiver that never answers holds this many activity slots, not all. */
+  DELIVERY_SLOTS_PER_ORGANIZATION: positiveInt.default(DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION),
   DELIVERY_RETENTION_DAYS: positiveInt.default(30),
   RELAY_PORT: port.default(3004),
   HL7_MLLP_PORT: z.union([z.enum(['off', '0']).transform(() => null), port]).default(2575),

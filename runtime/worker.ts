@@ -1,11 +1,13 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
+import { scrubText, serializeError } from '../platform/logger';
 import type { ResolveHost } from '../webhooks/targets';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -16,7 +18,14 @@ let runtimeInstalled = false;
 /** The SDK's own logs are noisy at INFO; ours go through pino. Installed once per process. */
 export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({
+    logger: new DefaultLogger('WARN', ({ level, timestampNanos, message, meta }) => {
+      // The SDK's own format, its errors through our serializer: a failed query's bound values never reach the log.
+      const scrubbed = meta && Object.fromEntries(Object.entries(meta).map(([key, value]) => [key, serializeError(value)]));
+      const at = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+      process.stderr.write(`${at} [${level}] ${scrubText(message)}${scrubbed ? ` ${inspect(scrubbed, { depth: 6 })}` : ''}\n`);
+    }),
+  });
   runtimeInstalled = true;
 }
 
@@ -63,6 +72,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       db: options.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      deliverySlotsPerOrganization: config.DELIVERY_SLOTS_PER_ORGANIZATION,
       resolveHost: options.resolveHost,
       logger: options.logger,
     }),
@@ -71,6 +81,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // A workflow task waits this long for the worker that ran the workflow last before any worker may
     // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
     stickyQueueScheduleToStartTimeout: '3 seconds',

@@ -662,6 +662,9 @@ function claimLines(world: RunWorld): NonNullable<RunPlan['service']>[] {
 
 const serviceCode = (service: NonNullable<RunPlan['service']>) => ({ system: service.system, code: service.code, display: service.display });
 
+/** Every scenario claim bills a clinician's services (the hospitalist's included), so it is professional (837P). */
+const CLAIM_KIND: ClaimKind = 'professional';
+
 /** The authorization on file for the claim: a claim asked to be paid has one for every listed service it bills. */
 function authorizationOnFile(world: RunWorld): string | undefined {
   const needsOne = claimLines(world).some((service) => requiresPriorAuth(world.rules, service.code));
@@ -692,9 +695,6 @@ function adjudicated(world: RunWorld): AdjudicatedClaim {
     new DeductibleTracker(),
   );
 }
-
-/** Every scenario claim bills a clinician's services (the hospitalist's included), so it is professional (837P). */
-const CLAIM_KIND: ClaimKind = 'professional';
 
 /**
  * Claim, acknowledgement, ClaimResponse and ExplanationOfBenefit share payer and patient; each has its

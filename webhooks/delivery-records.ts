@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
 import type { DeliveryStatusValue } from '../drizzle/vocabulary';
 import { type Database, storableText } from '../platform/database';
@@ -27,53 +28,76 @@ export interface NewDelivery {
  * Records a new delivery once, whoever comes first: the workflow's first step, which owns it, or the
  * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
  * workflow before the row exists means a crash in between can never leave a delivery that looks
- * accepted but has no workflow. A claim check's envelope moves from staged_envelopes into the row in
- * one transaction, so at rest it is stored once; any staged copy goes once the row exists.
+ * accepted but has no workflow. A claim check's staged envelope moves into the row within Postgres,
+ * whether the caller holds the claim check or the envelope itself: at rest it is stored once, and
+ * it crosses the network once, when staged.
  */
 export async function recordNewDelivery(db: Database, delivery: CarriedDelivery): Promise<void> {
-  const createdAt = new Date(delivery.createdAt);
-  if (!isStaged(delivery)) {
-    await db
-      .insert(deliveries)
-      // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
-      .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
-      .onConflictDoNothing();
-    // The API records a large delivery from its own copy, and the workflow may not have taken the staged one yet.
-    if (needsClaimCheck(delivery.envelopeBody)) await db.delete(stagedEnvelopes).where(eq(stagedEnvelopes.deliveryId, delivery.id));
-    return;
+  if (isStaged(delivery) || needsClaimCheck(delivery.envelopeBody)) {
+    if (await moveStagedEnvelope(db, delivery)) return;
+    if (isStaged(delivery)) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
   }
-  const { envelopeStaged: _, ...claim } = delivery;
-  await db.transaction(async (tx) => {
-    const [staged] = await tx
-      .delete(stagedEnvelopes)
-      .where(eq(stagedEnvelopes.deliveryId, delivery.id))
-      .returning({ envelopeBody: stagedEnvelopes.envelopeBody });
-    if (staged) {
-      await tx
-        .insert(deliveries)
-        .values({
-          ...claim,
-          hl7ControlId: storableText(claim.hl7ControlId),
-          envelopeBody: staged.envelopeBody,
-          status: 'pending',
-          createdAt,
-          updatedAt: createdAt,
-        })
-        .onConflictDoNothing();
-      return;
-    }
-    const [recorded] = await tx.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
-    if (!recorded) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
-  });
+  const createdAt = new Date(delivery.createdAt);
+  await db
+    .insert(deliveries)
+    // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
+    .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
+    .onConflictDoNothing();
 }
 
-/** The organization's delivery with this id, or undefined (another organization's is not found either). */
-export async function findDelivery(db: Database, organizationId: string, id: string): Promise<Delivery | undefined> {
-  const [delivery] = await db
-    .select()
-    .from(deliveries)
-    .where(and(eq(deliveries.organizationId, organizationId), eq(deliveries.id, id)));
-  return delivery;
+/**
+ * Inserts the delivery's row with its staged envelope, in one statement that also drops the staged
+ * copy (whether or not the row was there already). True when the row exists now.
+ */
+async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Promise<boolean> {
+  const createdAt = new Date(delivery.createdAt);
+  const fields: [PgColumn, unknown][] = [
+    [deliveries.id, delivery.id],
+    [deliveries.organizationId, delivery.organizationId],
+    [deliveries.connectionId, delivery.connectionId],
+    [deliveries.scenarioId, delivery.scenarioId],
+    [deliveries.event, delivery.event],
+    [deliveries.environment, delivery.environment],
+    [deliveries.status, 'pending'],
+    [deliveries.hl7ControlId, storableText(delivery.hl7ControlId) ?? null],
+    [deliveries.sourceDeliveryId, delivery.sourceDeliveryId ?? null],
+    [deliveries.runId, delivery.runId ?? null],
+    [deliveries.stepId, delivery.stepId ?? null],
+    [deliveries.createdAt, createdAt.toISOString()],
+    [deliveries.updatedAt, createdAt.toISOString()],
+  ];
+  const columns = sql.join(
+    fields.map(([column]) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  // Parameters in a select list have no type of their own: each is cast to its column's.
+  const values = sql.join(
+    fields.map(([column, value]) => sql`cast(${value} as ${sql.raw(column.getSQLType())})`),
+    sql`, `,
+  );
+  await db.execute(sql`
+    with staged as (delete from ${stagedEnvelopes} where ${stagedEnvelopes.deliveryId} = ${delivery.id} returning ${sql.identifier(stagedEnvelopes.envelopeBody.name)} as body)
+    insert into ${deliveries} (${columns}, ${sql.identifier(deliveries.envelopeBody.name)})
+    select ${values}, staged.body from staged
+    on conflict do nothing`);
+  const [recorded] = await db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
+  return recorded !== undefined;
+}
+
+/**
+ * The organization's delivery with this id, or undefined (another organization's is not found either).
+ * A caller that holds the envelope already (it just planned the delivery) passes it, and the
+ * envelope, several MiB for a large HL7 message, is not read back.
+ */
+export async function findDelivery(db: Database, organizationId: string, id: string, knownEnvelopeBody?: string): Promise<Delivery | undefined> {
+  const owned = and(eq(deliveries.organizationId, organizationId), eq(deliveries.id, id));
+  if (knownEnvelopeBody === undefined) {
+    const [delivery] = await db.select().from(deliveries).where(owned);
+    return delivery;
+  }
+  const { envelopeBody: _, ...columns } = getTableColumns(deliveries);
+  const [delivery] = await db.select(columns).from(deliveries).where(owned);
+  return delivery && { ...delivery, envelopeBody: knownEnvelopeBody };
 }
 
 /** Each delivery's attempts in order, keyed by delivery id (an entry for every id asked about). */

@@ -126,6 +126,7 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
           '400': outcome('The input is not a Parameters resource or Patient as ITI-119 defines it (one issue per field, with its expression)'),
           '401': outcome('No, a bad, an expired or a revoked API key or access token'),
           '403': outcome('The token’s scopes do not cover searching every Patient (user/ or system/ level)'),
+          '405': outcome('Another method than POST (Allow: POST)'),
           '406': outcome('_format or Accept rules JSON out'),
           '415': outcome('A body that is not FHIR JSON'),
           '429': outcome('The API key’s rate limit'),

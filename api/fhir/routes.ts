@@ -57,6 +57,17 @@ export function fhirRouter({
   const matchPath = `${base}/Patient/$match`;
   router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
   router.post(matchPath, withToken, patientMatchScope, match);
+  // Middleware, not a route: an operation answered only to say which method it takes (405), not one to document.
+  router.use(matchPath, (req) => {
+    throw new FhirError(
+      405,
+      'not-supported',
+      `Patient/$match is invoked with POST (got ${req.method}): a Parameters resource or a Patient in the body.`,
+      {
+        Allow: 'POST',
+      },
+    );
+  });
   router.get(`${base}/:type/:id`, withToken, (req, res) => {
     const { type, id } = req.params as { type: string; id: string };
     const grant = res.locals.grant!;
@@ -317,4 +328,17 @@ function sendFhir(req: Request, res: Response, status: number, body: object): vo
     .status(status)
     .type(`${FHIR_JSON}; charset=utf-8`)
     .send(pretty ? JSON.stringify(body, null, 2) : toJson(body));
+}
+
+/**
+ * What a FHIR request costs against its address's budget (api/http/cost-limit.ts): a search scans a
+ * patient's compartment and pages a Bundle, a read looks one resource up.
+ */
+export function fhirCost(req: Request): number {
+  if (req.method === 'OPTIONS') return 0;
+  // Mounted under /fhir, so the path is read whole.
+  const segments = `${req.baseUrl}${req.path}`.split('/').filter(Boolean);
+  // /fhir/R4/{type} or /fhir/R4/{type}/_search; reads are /fhir/R4/{type}/{id}.
+  const isSearch = segments.length === 3 || segments[3] === '_search';
+  return isSearch && segments[2] !== 'metadata' ? 3 : 1;
 }

@@ -328,7 +328,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
           answer: async (delivery) => {
             await recordNewDelivery(db, delivery);
-            const recorded = await findDelivery(db, auth.organizationId, delivery.id);
+            const recorded = await findDelivery(db, auth.organizationId, delivery.id, delivery.envelopeBody);
             return presentDelivery(recorded ?? pendingDelivery(delivery), (await attemptsOf(db, [delivery.id])).get(delivery.id)!);
           },
           fallback: (delivery) => presentDelivery(pendingDelivery(delivery), []),

@@ -131,6 +131,8 @@ function sendOAuthError(res: Response, error: unknown, problem: ApiProblem): voi
 
 function oauthCode(status: number): OAuthErrorCode {
   if (status === 401) return 'invalid_client';
+  // RFC 6749 has no code for a rate limit; the 429 and its Retry-After say the rest.
+  if (status === 429) return 'temporarily_unavailable';
   if (status === 503) return 'temporarily_unavailable';
   return status >= 500 ? 'server_error' : 'invalid_request';
 }

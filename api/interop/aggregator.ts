@@ -14,6 +14,7 @@ import type { WorkflowClient } from '../../platform/workflow-client';
 import { type AggregatorQueryRequest, aggregatorSearchAttributes, aggregatorWorkflowId } from '../../workflows/aggregator/contract';
 import { aggregatorWorkflow } from '../../workflows/aggregator/workflow';
 import { acceptWork } from '../http/accepted-work';
+import { assertWithinInFlightBound } from '../http/in-flight-bound';
 import { notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { demographicsShape, ENOUGH, enoughToMatch, patientFromDemographics } from './mpi';
@@ -165,6 +166,13 @@ export function aggregatorRoutes({
         if (body.patient_id !== undefined && !fhirStore.read('Patient', body.patient_id)) {
           throw notFound('patient', body.patient_id);
         }
+        await assertWithinInFlightBound(
+          db,
+          { table: aggregatorQueries, organizationId: aggregatorQueries.organizationId, status: aggregatorQueries.status },
+          auth.organizationId,
+          config.AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION,
+          'aggregator queries',
+        );
         const request: AggregatorQueryRequest = {
           patient: body.patient
             ? patientFromDemographics(body.patient)

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { findScenario, scenarios } from '../../catalog/scenarios';
-import { connections, type ScenarioRun } from '../../drizzle/schema';
+import { connections, type ScenarioRun, scenarioRuns } from '../../drizzle/schema';
 import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
@@ -27,6 +27,7 @@ import {
 import { initialProgress } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
 import { acceptWork } from '../http/accepted-work';
+import { assertWithinInFlightBound } from '../http/in-flight-bound';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
 import { ApiProblem, invalidFields } from '../http/problem';
 import { defineRoute } from '../http/route';
@@ -171,6 +172,13 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
         if ('invalidOutcome' in planned) throw invalidFields('body', [{ path: 'body.outcome', message: planned.invalidOutcome }]);
         if ('unfit' in planned) throw invalidFields('body', [{ path: 'body.patient', message: planned.unfit }], 'patient_does_not_fit_scenario');
         const { plan } = planned;
+        await assertWithinInFlightBound(
+          db,
+          { table: scenarioRuns, organizationId: scenarioRuns.organizationId, status: scenarioRuns.status },
+          auth.organizationId,
+          config.SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION,
+          'scenario runs',
+        );
 
         const pace: ScenarioPace = {
           mode: body.pace?.mode ?? 'accelerated',

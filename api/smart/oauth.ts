@@ -229,3 +229,17 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader('Pragma', 'no-cache');
   next();
 };
+
+/**
+ * What an OAuth request costs against its address's budget (api/http/cost-limit.ts): the token
+ * endpoint signs one or two RS256 JWTs and writes several rows; authorization and the picker look up
+ * and write a few; the rest read one row.
+ */
+export function oauthCost(req: Request): number {
+  if (req.method === 'OPTIONS') return 0;
+  // Mounted under /oauth, so the path is read whole.
+  const path = `${req.baseUrl}${req.path}`;
+  if (path === SMART_PATHS.token) return 10;
+  if (path === SMART_PATHS.authorize || path === SMART_PATHS.patientPicker) return 2;
+  return 3;
+}

@@ -99,7 +99,7 @@ describe("the world's revenue cycle runs on the same engine", () => {
     const taken = new Map<string, number>();
     for (const response of responses) {
       const claim = store.read('Claim', response.request!.reference!.split('/')[1]!) as Claim;
-      const key = `${response.patient.reference}|${response.insurer!.reference}|${claim.item![0]!.servicedDate!.slice(0, 4)}`;
+      const key = `${response.patient.reference}|${response.insurer!.reference}|${claim.billablePeriod!.start!.slice(0, 4)}`;
       taken.set(key, (taken.get(key) ?? 0) + (response.item ?? []).reduce((sum, item) => sum + amount(item.adjudication, 'deductible'), 0));
     }
     for (const [key, total] of taken) {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { stagedEnvelopes } from '../../drizzle/schema';
 import { FS, frame } from '../../hl7/mllp';
-import { processHl7OffLoop } from '../../hl7/off-loop';
+import { processedOffLoop, processHl7OffLoop } from '../../hl7/off-loop';
 import { MAX_MESSAGE_BYTES, parseHl7 } from '../../hl7/parse';
 import { processHl7Portable } from '../../hl7/portable-outcome';
 import { newId } from '../../platform/ids';
@@ -131,7 +131,11 @@ describe('a 256 KiB HL7 v2 message', () => {
     setImmediate(() => {
       turned = true;
     });
+    const before = { utilization: performance.eventLoopUtilization(), processed: processedOffLoop() };
     const offLoop = await processHl7OffLoop(text);
+    expect(processedOffLoop()).toBe(before.processed + 1);
+    // Meanwhile this thread's loop mostly waited, where processing in place keeps it busy throughout.
+    expect(performance.eventLoopUtilization(before.utilization).utilization).toBeLessThan(0.5);
     expect(turned).toBe(true);
     const inPlace = processHl7Portable({ text });
     expect(offLoop.kind).toBe('acknowledged');

@@ -130,6 +130,16 @@ describe('validation and ACKs', () => {
     expect(outcome.kind === 'acknowledged' && outcome.bundle?.entry?.[0]?.resource?.resourceType).toBe('MessageHeader');
   });
 
+  it('lists at most 100 findings in an ACK, the last ERR counting the rest', () => {
+    const lines = renderTemplate('oru-r01')!.er7.split('\r');
+    const text = [...lines, ...Array.from({ length: 150 }, (_, index) => `OBX|${index + 10}|NM|2093-3^Cholesterol^LN||high||||||F`)].join('\r');
+    const { outcome, msa, errs } = ackOf(text);
+    expect(msa.get(1)).toBe('AA');
+    expect(errs).toHaveLength(100);
+    expect(errs.at(-1)!.get(8)).toMatch(/^51 more finding\(s\) not listed, the first at OBX\^/);
+    expect(outcome.ack.errors).toHaveLength(100);
+  });
+
   it('accepts v2.1 and v2.2 messages, and answers in their version', () => {
     for (const version of ['2.1', '2.2', '2.8.2']) {
       const { msa, ack } = ackOf(withField('adt-a01', 'MSH', 12, version));

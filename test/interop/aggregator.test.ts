@@ -5,7 +5,7 @@ import { queryAnswerSchema } from '../../api/interop/aggregator';
 import { sameRecordKey, sourceUri } from '../../interop/aggregator/merge';
 import { SOURCE_MRN_SYSTEM } from '../../interop/aggregator/sources';
 import { referencesIn } from '../support/fhir-references';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
@@ -94,7 +94,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     expect(answer.sources.find((source) => source.source === 'lab')).toMatchObject({ records: 0, patient_id: null });
 
     const { bundle } = answer;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(bundle.meta!.security).toEqual([expect.objectContaining({ code: 'TREAT' })]);
     expect(bundle.entry![0]!.resource).toMatchObject({ resourceType: 'Patient', id: 'syn-pat-0001' });
     // The failed and the timed-out source each say so in the Bundle.
@@ -168,7 +168,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
       source_timeout_ms: 300,
     });
     expect(answer.status).toBe('failed');
-    expect(fhirSchemaErrors(answer.bundle)).toEqual([]);
+    expect(fhirErrors(answer.bundle)).toEqual([]);
     expect(records(answer.bundle)).toEqual([]);
     expect(outcomes(answer.bundle).map((outcome) => outcome.meta!.source)).toEqual(
       ['hospital', 'clinic', 'lab', 'pharmacy', 'payer'].map((source) => sourceUri(source as 'hospital')),
@@ -188,7 +188,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
       purpose_of_use: 'treatment',
     });
     expect(answer.status).toBe('completed');
-    expect(fhirSchemaErrors(answer.bundle)).toEqual([]);
+    expect(fhirErrors(answer.bundle)).toEqual([]);
     const probable = answer.sources.filter((source) => source.status === 'probable_match');
     expect(probable.length).toBeGreaterThan(0);
     for (const source of probable) expect(source).toMatchObject({ match_grade: 'probable', patient_id: null, records: 0 });
@@ -255,7 +255,7 @@ describe('POST /v1/sandbox/aggregator/query', () => {
     );
     const envelope = JSON.parse(delivered.body) as { event: string; resource: Task };
     expect(envelope.event).toBe('aggregator.query.completed');
-    expect(fhirSchemaErrors(envelope.resource)).toEqual([]);
+    expect(fhirErrors(envelope.resource)).toEqual([]);
     expect(answer.status).toBe('partial');
     expect(envelope.resource).toMatchObject({ status: 'completed', businessStatus: { text: 'partial' }, for: { reference: 'Patient/syn-pat-0003' } });
     expect(envelope.resource.output).toContainEqual({ type: { text: 'source:payer' }, valueCode: 'error' });

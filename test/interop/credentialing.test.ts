@@ -8,7 +8,7 @@ import { type CredentialingFile, isValidDeaNumber, VARIATIONS } from '../../inte
 import { buildStepResources } from '../../scenarios/content';
 import { resourceStamp } from '../../scenarios/ids';
 import { planRun } from '../../scenarios/plan';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { pageThrough } from '../support/paging';
 import { startTestService, type TestService } from '../support/service';
 
@@ -93,7 +93,7 @@ describe('GET /v1/sandbox/credentialing/practitioners', () => {
   it('records every primary-source check as a valid FHIR R4 VerificationResult on the 36-month cycle', () => {
     for (const candidate of files) {
       for (const verification of candidate.verifications) {
-        expect(fhirSchemaErrors(verification), verification.id).toEqual([]);
+        expect(fhirErrors(verification), verification.id).toEqual([]);
         expect(verification).toMatchObject({
           target: [{ reference: `Practitioner/${candidate.practitioner_id}` }],
           validationType: { coding: [{ code: 'primary' }] },
@@ -163,7 +163,7 @@ describe('GET /v1/sandbox/credentialing/practitioners', () => {
 
   it("carries the file in the credentialing.practitioner.verified event's sample", () => {
     const bundle = findEvent('credentialing.practitioner.verified')!.sampleResource(service.fhirStore) as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(bundle.type).toBe('collection');
     const resources = bundle.entry!.map((entry) => entry.resource!);
     expect(resources.slice(0, 2).map((resource) => `${resource.resourceType}/${resource.id}`)).toEqual([
@@ -193,7 +193,7 @@ describe('GET /v1/sandbox/credentialing/practitioners', () => {
     const [built] = buildStepResources(content, planned.plan.steps.find((step) => step.id === 'verified')!);
     expect(built!.event).toBe('credentialing.practitioner.verified');
     const bundle = built!.resource as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     const resources = bundle.entry!.map((entry) => entry.resource!);
     expect(resources.slice(0, 2).map((resource) => resource.resourceType)).toEqual(['Practitioner', 'PractitionerRole']);
     const verifications = resources.slice(2) as VerificationResult[];

@@ -13,7 +13,7 @@ import { FIELD_LEVELS, levelWeight, MATCH_FIELDS } from '../../interop/mpi/model
 import { createMpiIndex, scorePair } from '../../interop/mpi/mpi-index';
 import { smartUrls } from '../../smart/endpoints';
 import { createTokenService } from '../../smart/tokens';
-import { fhirSchemaErrors } from '../support/fhir-schema';
+import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer, standaloneTokens } from '../support/smart';
 
@@ -45,7 +45,7 @@ describe('the near-duplicates of the synthetic world', () => {
   it('are valid FHIR R4 Patients, tagged synthetic, one per documented case', () => {
     expect(nearDuplicates.map((duplicate) => duplicate.id)).toEqual(NEAR_DUPLICATE_CASES.map((testCase) => testCase.id));
     for (const duplicate of nearDuplicates) {
-      expect(fhirSchemaErrors(duplicate), duplicate.id).toEqual([]);
+      expect(fhirErrors(duplicate), duplicate.id).toEqual([]);
       expect(duplicate.meta?.tag).toContainEqual(expect.objectContaining({ code: 'synthetic' }));
     }
     expect(record('syn-mpi-0007')).toMatchObject({ active: false, link: [{ other: { reference: 'Patient/syn-pat-0005' }, type: 'replaced-by' }] });
@@ -57,7 +57,7 @@ describe('the near-duplicates of the synthetic world', () => {
       const answer = await match(parameters(patient(testCase.of)));
       expect(answer.status).toBe(200);
       const bundle = answer.body as Bundle;
-      expect(fhirSchemaErrors(bundle)).toEqual([]);
+      expect(fhirErrors(bundle)).toEqual([]);
       expect(bundle.entry![0]!.resource!.id).toBe(testCase.of);
       expect(gradeOf(bundle.entry![0]!)).toBe('certain');
       const entry = bundle.entry!.find((candidate) => candidate.resource!.id === testCase.id);
@@ -226,7 +226,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(answer.status).toBe(200);
     expect(answer.type).toMatch(/^application\/fhir\+json/);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle).toMatchObject({
       resourceType: 'Bundle',
@@ -250,7 +250,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const answer = await fhirMatch({ resourceType: 'Patient', name: nate.name, birthDate: nate.birthDate, gender: nate.gender });
     expect(answer.status).toBe(200);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     // Name, birth date and gender alone are probable: certain needs an address, a phone or an identifier to agree too.
     expect(ids(bundle)).toEqual(['syn-mpi-0003', 'syn-pat-0036']);
     expect(bundle.entry!.map(gradeOf)).toEqual(['probable', 'probable']);
@@ -264,7 +264,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     );
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: 0, entry: [] });
-    expect(fhirSchemaErrors(answer.body)).toEqual([]);
+    expect(fhirErrors(answer.body)).toEqual([]);
   });
 
   it('ambiguous: several certain records with onlyCertainMatches answer no Patient, and say why', async () => {
@@ -275,7 +275,7 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const answer = await fhirMatch(parameters(twinsWithoutGivenName, [{ name: 'onlyCertainMatches', valueBoolean: true }]));
     expect(answer.status).toBe(200);
     const bundle = answer.body as Bundle;
-    expect(fhirSchemaErrors(bundle)).toEqual([]);
+    expect(fhirErrors(bundle)).toEqual([]);
     expect(matchBundleSchema.safeParse(bundle).error).toBeUndefined();
     expect(bundle.total).toBe(0);
     expect(ids(bundle)).toEqual([]);
@@ -315,6 +315,8 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     const huge = await fhirMatch({ resourceType: 'Patient', name: [{ family: 'x'.repeat(10_000), given: ['Ann'] }], birthDate: '1970-01-01' });
     expect(huge.status).toBe(400);
     expect(huge.body.issue[0]).toMatchObject({ expression: ['Patient.name[0].family'], diagnostics: expect.stringContaining('at most 100') });
+    const get = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, { headers: { authorization: `Bearer ${key}` } });
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
     const other = await fhirMatch({ resourceType: 'Observation' });
     expect(other.status).toBe(400);
     const text = await fetch(`${service.baseUrl}/fhir/R4/Patient/$match`, {
@@ -324,6 +326,16 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     });
     expect(text.status).toBe(415);
     expect(((await text.json()) as { resourceType: string }).resourceType).toBe('OperationOutcome');
+  });
+
+  it('is in the OpenAPI document with the schemas that check it', async () => {
+    const document = (await service.call('/openapi.json')).body;
+    const operation = document.paths['/fhir/R4/Patient/$match'].post;
+    expect(operation.requestBody.content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/PatientMatchInput' });
+    expect(operation.responses['200'].content['application/fhir+json'].schema).toEqual({ $ref: '#/components/schemas/MpiMatchBundle' });
+    expect(operation.security).toEqual([{ smartAccessToken: [] }, { apiKey: [] }]);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '405', '406', '415', '429']);
+    expect(document.components.schemas.PatientMatchInput.oneOf ?? document.components.schemas.PatientMatchInput.anyOf).toHaveLength(2);
   });
 
   it('takes an API key or a SMART token with a user- or system-level Patient search scope; a patient-level token is 403', async () => {

@@ -1,4 +1,4 @@
-import type { ClaimResponse } from 'fhir/r4';
+import type { Bundle, ClaimResponse } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domains } from '../../catalog/domains';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
@@ -113,8 +113,12 @@ describe('GET /v1/sandbox/catalog', () => {
     expect(denied.disposition).toMatch(/^Denied/);
     expect(new Set([pended, approved].map((response) => response.identifier![0]!.value)).size).toBe(2);
     const acknowledged = sample('claims.claim.acknowledged');
-    const adjudicated = findEvent('claims.claim.adjudicated')!.sampleResource(service.fhirStore) as { identifier?: { value?: string }[] };
-    if (adjudicated.identifier) expect(acknowledged.identifier![0]!.value).not.toBe(adjudicated.identifier[0]!.value);
+    // The 277CA acknowledgement, the adjudicated ClaimResponse and its EOB each have their own business identifier.
+    const adjudicated = findEvent('claims.claim.adjudicated')!.sampleResource(service.fhirStore) as Bundle;
+    const identifiers = [acknowledged, ...adjudicated.entry!.map((entry) => entry.resource as ClaimResponse)].map(
+      (resource) => resource.identifier![0]!.value,
+    );
+    expect(new Set(identifiers).size).toBe(3);
     // A sample is a copy: changing it never changes the shared world.
     expect(service.fhirStore.read('Encounter', (admitted as unknown as { id: string }).id)).toMatchObject({ status: 'finished' });
   });

@@ -81,6 +81,12 @@ describe('claim checks for large envelopes', () => {
     expect(await stagedOf(delivery.id)).toEqual([]);
   });
 
+  it('records a control id that decoded to a NUL as the inline path does (U+FFFD), with the envelope kept byte for byte', async () => {
+    const delivery = { ...newDelivery(STAGE_ENVELOPES_OVER_BYTES * 2), hl7ControlId: 'SYN\u0000CC' };
+    await recordNewDelivery(database.db, await checkIn(database.db, delivery));
+    expect(await recordedOf(delivery.id)).toMatchObject({ hl7ControlId: 'SYN\uFFFDCC', envelopeBody: delivery.envelopeBody });
+  });
+
   it('refuses a claim check whose envelope is neither staged nor recorded', async () => {
     const delivery = newDelivery(STAGE_ENVELOPES_OVER_BYTES * 2);
     const { envelopeBody: _, ...claim } = delivery;

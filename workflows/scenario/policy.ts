@@ -7,6 +7,16 @@ import type { EmittedEvent, ScenarioPace, ScenarioProgress, StepProgress } from 
  * step waits at the run's pace, and how the progress moves from step to step.
  */
 
+/**
+ * How long a manual-pace run waits for an advance before it expires (issue 23, fair sharing): a run
+ * nobody advances would otherwise hold its workflow, and its organization's share, forever.
+ */
+export const MANUAL_RUN_IDLE_MS = 24 * 60 * 60 * 1000;
+
+export function runExpired(progress: ScenarioProgress): ScenarioProgress {
+  return runCancelled(progress, `Expired: no advance for ${MANUAL_RUN_IDLE_MS / 3_600_000} hours (manual pace). Start a new run to continue.`);
+}
+
 /** Real milliseconds to wait before a step: `null` waits for an advance, 0 does not wait. */
 export function waitBeforeStep(steps: readonly PlannedStep[], index: number, pace: ScenarioPace): number | null {
   const step = steps[index]!;

@@ -4,6 +4,7 @@ import {
   ChildWorkflowFailure,
   condition,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -25,7 +26,21 @@ import {
   type ScenarioWorkflowInput,
   scenarioProgressQuery,
 } from './contract';
-import { initialProgress, runCancelled, runCompleted, stepDone, stepEmitted, stepWaiting, waitBeforeStep, waitSummary } from './policy';
+import {
+  initialProgress,
+  MANUAL_RUN_IDLE_MS,
+  runCancelled,
+  runCompleted,
+  runExpired,
+  stepDone,
+  stepEmitted,
+  stepWaiting,
+  waitBeforeStep,
+  waitSummary,
+} from './policy';
+
+/** The patch (workflow versioning) under which a manual-pace run expires after MANUAL_RUN_IDLE_MS without an advance. */
+const MANUAL_RUNS_EXPIRE = 'manual-runs-expire';
 
 const { prepareStepDeliveries } = proxyActivities<SandboxActivities>({
   startToCloseTimeout: '30 seconds',
@@ -49,6 +64,7 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
   let progress = initialProgress(input.steps, input.simulatedStart);
   let cancelRequested = false;
   let advanceRequested = false;
+  let expired = false;
   let waitingIndex: number | null = null;
   // The last step whose wait an advance with `fromStep` released (AdvanceRequest).
   let releasedThrough = -1;
@@ -92,7 +108,8 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
   async function waitOut(ms: number | null, summary: string): Promise<void> {
     const released = () => advanceRequested || cancelRequested;
     if (ms === null) {
-      await condition(released);
+      if (patched(MANUAL_RUNS_EXPIRE)) expired = !(await condition(released, MANUAL_RUN_IDLE_MS));
+      else await condition(released);
       return;
     }
     const scope = new CancellationScope();
@@ -120,7 +137,7 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
       await waitOut(ms, waitSummary(step, input.pace, ms));
       waitingIndex = null;
       advanceRequested = false;
-      if (cancelRequested) break;
+      if (cancelRequested || expired) break;
     }
     const deliveries = step.emits.length
       ? await prepareStepDeliveries.executeWithOptions(
@@ -156,7 +173,7 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
     progress = stepDone(progress, index);
     await record();
   }
-  progress = cancelRequested ? runCancelled(progress, 'Cancelled through the API') : runCompleted(progress);
+  progress = cancelRequested ? runCancelled(progress, 'Cancelled through the API') : expired ? runExpired(progress) : runCompleted(progress);
   await record();
   await condition(allHandlersFinished);
   return progress;
