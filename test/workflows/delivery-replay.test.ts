@@ -41,4 +41,21 @@ describe('delivery workflow versions', () => {
       Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-claim-check'),
     ).resolves.toBeUndefined();
   });
+
+  it('replays a delivery cancelled while its attempt was in flight (patch cancel-during-attempt)', async () => {
+    const recorded = history('delivery-cancelled-mid-attempt');
+    const types = recorded.events.map((event) => event.eventType);
+    const patches = recorded.events
+      .filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map((event) => Buffer.from(event.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8'));
+    expect(patches.some((data) => data.includes('cancel-during-attempt'))).toBe(true);
+    // The cancel was accepted and answered while the attempt's activity was still running.
+    const completed = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    expect(completed).toBeGreaterThan(-1);
+    expect(completed).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED));
+    expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-cancelled-mid-attempt'),
+    ).resolves.toBeUndefined();
+  });
 });
