@@ -818,6 +818,35 @@ function mapImmunization(rxa: Hl7Segment, rxr: Hl7Segment | undefined, context: 
   });
 }
 
+/** What an RXE and an RXO both say of a medication order: dose, route (from the RXR) and instructions, and what to dispense. */
+function dosageAndDispense(
+  order: { dose?: number; doseUnit: Hl7Repetition; instructions: string; quantity?: number; quantityUnit?: string; refills?: number },
+  rxr: Hl7Segment | undefined,
+): Pick<MedicationRequest, 'dosageInstruction' | 'dispenseRequest'> {
+  const { dose, doseUnit, instructions, quantity, quantityUnit, refills } = order;
+  return {
+    dosageInstruction: listOf(
+      someValue(
+        compact({
+          text: instructions || undefined,
+          route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
+          doseAndRate:
+            dose !== undefined
+              ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
+              : undefined,
+        }),
+      ),
+    ),
+    dispenseRequest:
+      quantity !== undefined || refills !== undefined
+        ? compact({
+            numberOfRepeatsAllowed: refills,
+            quantity: quantity !== undefined ? { value: quantity, ...(quantityUnit ? { unit: quantityUnit } : {}) } : undefined,
+          })
+        : undefined,
+  };
+}
+
 /** RXE → MedicationRequest; undefined without a give code (RXE-2) or a patient, which the resource requires. */
 function mapMedicationRequest(
   orc: Hl7Segment | undefined,
@@ -842,25 +871,10 @@ function mapMedicationRequest(
     encounter: context.encounter,
     authoredOn: when(orc?.get(9) ?? '', context),
     requester: orc ? practitionerReference(orc.field(12).first) : undefined,
-    dosageInstruction: listOf(
-      someValue(
-        compact({
-          text: instructions || undefined,
-          route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
-          doseAndRate:
-            dose !== undefined
-              ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
-              : undefined,
-        }),
-      ),
+    ...dosageAndDispense(
+      { dose, doseUnit, instructions, quantity, refills, quantityUnit: rxe.get(11) ? rxe.get(11, 2) || rxe.get(11) : undefined },
+      rxr,
     ),
-    dispenseRequest:
-      quantity !== undefined || refills !== undefined
-        ? compact({
-            numberOfRepeatsAllowed: refills,
-            quantity: quantity !== undefined ? { value: quantity, ...(rxe.get(11) ? { unit: rxe.get(11, 2) || rxe.get(11) } : {}) } : undefined,
-          })
-        : undefined,
   });
 }
 
@@ -909,22 +923,7 @@ function mapOrderedMedication(
     encounter: context.encounter,
     authoredOn: when(orc?.get(9) ?? '', context),
     requester: orc ? practitionerReference(orc.field(12).first) : practitionerReference(rxo.field(14).first),
-    dosageInstruction: listOf(
-      someValue(
-        compact({
-          text: instructions || undefined,
-          route: rxr?.field(1).present ? codeableConcept(rxr.field(1).first, 'http://terminology.hl7.org/CodeSystem/v2-0162') : undefined,
-          doseAndRate:
-            dose !== undefined
-              ? [{ doseQuantity: { value: dose, ...(doseUnit.get(1) ? { unit: doseUnit.get(2) || doseUnit.get(1) } : {}) } }]
-              : undefined,
-        }),
-      ),
-    ),
-    dispenseRequest:
-      quantity !== undefined || refills !== undefined
-        ? compact({ numberOfRepeatsAllowed: refills, quantity: quantity !== undefined ? { value: quantity } : undefined })
-        : undefined,
+    ...dosageAndDispense({ dose, doseUnit, instructions, quantity, refills }, rxr),
   });
 }
 
