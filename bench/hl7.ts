@@ -139,6 +139,7 @@ async function throughInject(): Promise<void> {
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_TASK_QUEUE: `bench-hl7-${Date.now()}`,
       RATE_LIMIT_PER_MINUTE: '10000000',
+      HL7_RATE_LIMIT_PER_MINUTE: '10000000',
       LOG_LEVEL: 'warn',
     });
     const handle = await openDatabase({ databaseUrl: database.url, dataDir: scratch });

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
 import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
+import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { WorkflowClient } from '../platform/workflow-client';
@@ -161,7 +162,23 @@ const errorsOf = (ack: Hl7Ack): Hl7Problem[] =>
  * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
  * name that identity. Acknowledgements follow MSH-15/MSH-16.
  */
-export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
+/** What a message (or a batch of them) spends of its organization's HL7 budget: 1 a message, and 1 more per 16 KiB. */
+export function hl7MessageCost(text: string): number {
+  let messages = 0;
+  // Each MSH at the start of a segment is one message; a linear scan, no expression over the text.
+  for (let at = text.indexOf('MSH'); at !== -1; at = text.indexOf('MSH', at + 3)) {
+    const before = at === 0 ? '\r' : text[at - 1];
+    if (before === '\r' || before === '\n' || before === '\uFEFF') messages += 1;
+  }
+  return Math.max(1, messages) + Math.floor(Buffer.byteLength(text, 'utf8') / (16 * 1024));
+}
+
+/** The MLLP handler's dependencies: the delivery pipeline, and the per-organization HL7 budget (HL7_RATE_LIMIT_PER_MINUTE). */
+export interface MllpHandlerDependencies extends Hl7DeliveryDependencies {
+  budget: CostBudget;
+}
+
+export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
   async function acknowledge(text: string, batchToken: string): Promise<string[]> {
     const msh = readMsh(text);
     // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
@@ -187,6 +204,15 @@ export function mllpHandler(deps: Hl7DeliveryDependencies): (text: string, reply
       const named = `${msh.get(5) || '(empty)'}/${msh.get(6) || '(empty)'}`;
       return refuse(
         mshProblem(5, `MSH-5/MSH-6 name ${named}, but the token is for the HL7 identity ${sender.receivingApplication}/${sender.receivingFacility}`),
+      );
+    }
+
+    // One organization's feed cannot take the listener from the others: over its budget, an AR that says when to send again.
+    const spent = deps.budget.spend(sender.organizationId, hl7MessageCost(text));
+    if (!spent.allowed) {
+      return refuse(
+        mshProblem(undefined, `This organization's HL7 budget is spent for now; send the message again in ${spent.retryAfterSeconds} s`),
+        true,
       );
     }
 

@@ -92,6 +92,11 @@ const environmentSchema = z.object({
   FHIR_RATE_LIMIT_PER_MINUTE: positiveInt.default(6_000),
   /** Failed authentications (any 401) per client address; past them the address is refused before any lookup. */
   FAILED_AUTH_PER_MINUTE: positiveInt.default(300),
+  /**
+   * HL7 v2 messages per organization, in cost units a minute, for the HTTP inject and for MLLP each
+   * (hl7/inject.ts hl7MessageCost: a message costs 1, and 1 more per 16 KiB); past it, 429 or an AR.
+   */
+  HL7_RATE_LIMIT_PER_MINUTE: positiveInt.default(1_200),
   /** Scenario runs of one organization running at once; past it, 429 until one ends (a manual run expires after a day idle). */
   SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(20),
   /** Aggregator queries of one organization running at once; past it, 429 until one ends. */

@@ -3,6 +3,7 @@ import { mllpHandler } from '../hl7/inject';
 import { createMllpServer } from '../hl7/mllp';
 import { oversizeAck } from '../hl7/process';
 import type { Config } from '../platform/config';
+import { createCostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import type { WorkflowClient } from '../platform/workflow-client';
 
@@ -28,6 +29,7 @@ export async function startMllpListener(
       db: deps.db,
       workflows: deps.workflows,
       retryScheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE,
+      budget: createCostBudget(deps.config.HL7_RATE_LIMIT_PER_MINUTE),
       onError: (error) => logger.error({ err: error }, 'An HL7 message over MLLP could not be processed or queued for delivery'),
     }),
     tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,

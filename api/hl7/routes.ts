@@ -7,16 +7,18 @@ import type { FhirStore } from '../../fixtures/store';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
 import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
-import { findRecipientByIdentity, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
+import { findRecipientByIdentity, type Hl7Recipient, hl7MessageCost, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import type { Config } from '../../platform/config';
+import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import type { WorkflowClient } from '../../platform/workflow-client';
 import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import { startDelivery } from '../../webhooks/start-delivery';
 import { acceptWork } from '../http/accepted-work';
+import { rateLimited } from '../http/cost-limit';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
@@ -171,6 +173,8 @@ function ackProblem(status: number, code: string, detail: string, hl7Ack: Hl7Ack
 
 /** HL7 v2: templates from the synthetic world, the inject, and the HL7 identities MLLP routes by. */
 export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependencies) {
+  // Per organization, beside the per-key request limit: a message costs by its size and count, not one request.
+  const budget = createCostBudget(config.HL7_RATE_LIMIT_PER_MINUTE);
   const render = (id: string, patient: string | undefined) => {
     try {
       return renderTemplate(id, patient, fhirStore);
@@ -292,8 +296,15 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         schema: z.union([injectResultSchema, batchResultSchema]),
       },
       alsoResponds: [ER7],
-      errors: [400, 404, 413, 415, 422, 503],
+      errors: [400, 404, 413, 415, 422, 429, 503],
       handler: async ({ auth, query, body, req, res }) => {
+        const spent = budget.spend(auth.organizationId, hl7MessageCost(body.message));
+        if (!spent.allowed) {
+          throw rateLimited(
+            `This organization used its HL7 budget (${config.HL7_RATE_LIMIT_PER_MINUTE} units a minute; a message costs 1, and 1 more per 16 KiB). Wait ${spent.retryAfterSeconds} s (Retry-After), then send it again.`,
+            spent.retryAfterSeconds,
+          );
+        }
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
         if (isBatchOrStream(body.message)) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCostBudget } from '../../api/http/cost-limit';
+import { createCostBudget } from '../../platform/cost-budget';
 import { startTestService, type TestService } from '../support/service';
 import { postForm } from '../support/smart';
 import { waitUntil } from '../support/wait';

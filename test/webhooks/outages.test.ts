@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mllpHandler } from '../../hl7/inject';
 import { renderTemplate } from '../../hl7/templates';
+import { createCostBudget } from '../../platform/cost-budget';
 import { createWorkflowClient } from '../../platform/workflow-client';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
@@ -193,6 +194,7 @@ describe('an MLLP message during a database outage', () => {
       db: service.database.db,
       workflows: createWorkflowClient(service.temporal, service.taskQueue),
       retryScheduleMs: service.config.WEBHOOK_RETRY_SCHEDULE,
+      budget: createCostBudget(service.config.HL7_RATE_LIMIT_PER_MINUTE),
     });
     const handle = async (text: string) => {
       const answers: string[] = [];
