@@ -35,7 +35,7 @@ const templateSchema = z
     message_type: z.string().meta({ example: 'ADT^A01^ADT_A01', description: 'MSH-9 as the template sends it' }),
     version: z.string().meta({ example: '2.5.1' }),
     description: z.string(),
-    event: z.string().meta({ example: 'adt.patient.admitted', description: 'The catalog event the message is delivered under' }),
+    event: z.string().meta({ example: 'hl7.adt_a01.received', description: 'The catalog event the message is delivered under' }),
     patient_id: z.string().meta({ example: 'syn-pat-0001' }),
     er7: z.string().meta({ description: 'The message in ER7, segments separated by carriage returns' }),
   })
