@@ -1,3 +1,4 @@
+import type { TestReceiver } from './receiver';
 import type { TestService } from './service';
 import { waitUntil } from './wait';
 
@@ -33,3 +34,10 @@ export async function trigger(service: TestService, key: string, body: Record<st
   if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body as { id: string; envelope: unknown; url: string };
 }
+
+/**
+ * What a receiver got for one delivery. A delivery that fails for good is also reported, as
+ * webhook.delivery.exhausted, to the organization default, which in most tests is the same receiver.
+ */
+export const requestsFor = (receiver: TestReceiver, deliveryId: string) =>
+  receiver.requests.filter((request) => request.headers['x-service-delivery-id'] === deliveryId);

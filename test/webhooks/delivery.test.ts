@@ -5,7 +5,7 @@ import { findEvent } from '../../catalog/events';
 import { newId } from '../../platform/ids';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
-import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
+import { isFinished, requestsFor, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
@@ -100,7 +100,7 @@ describe('failing receivers', () => {
         ),
       ).toBe(true);
       // Its webhook.delivery.exhausted report goes to the same receiver as a delivery of its own.
-      const received = receiver.requests.filter((request) => request.headers['x-service-delivery-id'] === accepted.id);
+      const received = requestsFor(receiver, accepted.id);
       expect(received).toHaveLength(5);
 
       // Each gap between attempts is the schedule's entry for it, as the receiver saw them.
@@ -127,7 +127,7 @@ describe('failing receivers', () => {
       expect(delivery.status).toBe('failed');
       expect(delivery.attempts).toHaveLength(1);
       expect(delivery.attempts[0]).toMatchObject({ outcome: 'gone', response_status: 410 });
-      expect(receiver.requests).toHaveLength(1);
+      expect(requestsFor(receiver, accepted.id)).toHaveLength(1);
     } finally {
       await receiver.close();
     }
@@ -192,7 +192,7 @@ describe('cancel and replay', () => {
       expect(replay.body.status).toBe('pending');
 
       // Only this delivery's requests: its webhook.delivery.exhausted report reaches the same receiver.
-      const ofDelivery = () => receiver.requests.filter((request) => request.headers['x-service-delivery-id'] === accepted.id);
+      const ofDelivery = () => requestsFor(receiver, accepted.id);
       const [first, , , , , replayed] = await waitUntil(() => (ofDelivery().length >= 6 ? ofDelivery() : undefined), {
         what: 'the replayed attempt reaching the receiver',
       });

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_MS } from '../../activities/deliveries';
 import { listTemplates } from '../../hl7/templates';
-import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
+import { isFinished, requestsFor, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 
@@ -30,7 +30,7 @@ describe('answers that Postgres cannot store as they came', () => {
         expect(attempt).toMatchObject({ outcome: 'failed', response_status: 500, response_body: 'broken\uFFFDanswer' });
       }
       // One send per recorded attempt: nothing was sent again because a record failed.
-      expect(receiver.requests).toHaveLength(SCHEDULE_MS.length + 1);
+      expect(requestsFor(receiver, accepted.id)).toHaveLength(SCHEDULE_MS.length + 1);
     } finally {
       await receiver.close();
     }
@@ -98,7 +98,7 @@ describe('answers that Postgres cannot store as they came', () => {
           error: expect.stringMatching(/could not be recorded \(.*synthetic refusal.*\), so the delivery is stopped/),
         }),
       ]);
-      expect(receiver.requests).toHaveLength(1);
+      expect(requestsFor(receiver, accepted.id)).toHaveLength(1);
     } finally {
       await receiver.close();
       await service.database.db.execute(sql.raw('drop trigger if exists pipeline_test_refuse_answer on delivery_attempts'));
