@@ -10,14 +10,13 @@ import { processedOffLoop, processHl7OffLoop } from '../../hl7/off-loop';
 import { MAX_MESSAGE_BYTES, parseHl7 } from '../../hl7/parse';
 import { processHl7Portable } from '../../hl7/portable-outcome';
 import { newId } from '../../platform/ids';
-import { createLogger } from '../../platform/logger';
-import { createWorkflowClient } from '../../platform/workflow-client';
-import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
+import type { RunningMllpListener } from '../../runtime/mllp';
 import { STAGE_ENVELOPES_OVER_BYTES } from '../../webhooks/claim-check';
 import { PAGE_ENVELOPE_BYTES, recordNewDelivery } from '../../webhooks/delivery-records';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { isFinished, tenantReceivingAt, waitForDelivery } from '../support/deliveries';
 import { largeOruR01 } from '../support/large-hl7';
+import { startTestMllpListener } from '../support/mllp-listener';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
@@ -41,15 +40,7 @@ beforeAll(async () => {
   service = await startTestService();
   receiver = await startReceiver();
   tenant = await tenantReceivingAt(service, receiver.url);
-  listener = (await startMllpListener(
-    {
-      config: service.config,
-      db: service.database.db,
-      workflows: createWorkflowClient(service.temporal, service.taskQueue),
-      logger: createLogger('silent', { pretty: false }),
-    },
-    0,
-  ))!;
+  listener = await startTestMllpListener(service);
 });
 afterAll(async () => {
   await listener?.close();

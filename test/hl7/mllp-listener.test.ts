@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FS, frame, VT } from '../../hl7/mllp';
 import { parseHl7 } from '../../hl7/parse';
 import { renderTemplate } from '../../hl7/templates';
-import { createLogger } from '../../platform/logger';
-import { createWorkflowClient } from '../../platform/workflow-client';
-import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
+import type { RunningMllpListener } from '../../runtime/mllp';
 import { tenantReceivingAt } from '../support/deliveries';
+import { startTestMllpListener } from '../support/mllp-listener';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
@@ -21,15 +20,7 @@ let listener: RunningMllpListener;
 beforeAll(async () => {
   service = await startTestService();
   receiver = await startReceiver();
-  listener = (await startMllpListener(
-    {
-      config: service.config,
-      db: service.database.db,
-      workflows: createWorkflowClient(service.temporal, service.taskQueue),
-      logger: createLogger('silent', { pretty: false }),
-    },
-    0,
-  ))!;
+  listener = await startTestMllpListener(service);
 });
 afterAll(async () => {
   await listener.close();

@@ -6,10 +6,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../platform/logger';
-import { createWorkflowClient } from '../../platform/workflow-client';
-import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
+import type { RunningMllpListener } from '../../runtime/mllp';
 import { tenantReceivingAt } from '../support/deliveries';
+import { startTestMllpListener } from '../support/mllp-listener';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 
@@ -31,15 +30,7 @@ beforeAll(async () => {
   service = await startTestService();
   receiver = await startReceiver();
   // Room for the 300 idle connections and the others beside them (30 addresses, 10 each: under the cap per address).
-  listener = (await startMllpListener(
-    {
-      config: { ...service.config, HL7_MLLP_MAX_CONNECTIONS: 400 },
-      db: service.database.db,
-      workflows: createWorkflowClient(service.temporal, service.taskQueue),
-      logger: createLogger('silent', { pretty: false }),
-    },
-    0,
-  ))!;
+  listener = await startTestMllpListener(service, { HL7_MLLP_MAX_CONNECTIONS: 400 });
 });
 afterAll(async () => {
   await listener.close();

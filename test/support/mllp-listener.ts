@@ -1,0 +1,19 @@
+import type { Config } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
+import { createWorkflowClient } from '../../platform/workflow-client';
+import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
+import type { TestService } from './service';
+
+/** The MLLP listener on a free port, for a test service's database and Temporal, silent, with `config` over the service's. */
+export async function startTestMllpListener(service: TestService, config: Partial<Config> = {}): Promise<RunningMllpListener> {
+  const listener = await startMllpListener(
+    {
+      config: { ...service.config, ...config },
+      db: service.database.db,
+      workflows: createWorkflowClient(service.temporal, service.taskQueue),
+      logger: createLogger('silent', { pretty: false }),
+    },
+    0,
+  );
+  return listener!;
+}
