@@ -118,20 +118,30 @@ export interface PriorAuthRequestInput {
   supportingInfo?: Claim['supportingInfo'];
 }
 
+/** What a PAS request and its response both carry: the business identifier, the professional type, the patient and the payer. */
+function preauthorizationHeader(
+  input: { id?: string; meta?: Meta; identifier: Identifier; patient: Reference; created: string; insurer: Reference },
+  profile: string,
+) {
+  return {
+    id: input.id,
+    meta: { ...input.meta, profile: [profile] },
+    identifier: [input.identifier],
+    status: 'active' as const,
+    type: concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' }),
+    use: 'preauthorization' as const,
+    patient: input.patient,
+    created: input.created,
+    insurer: input.insurer,
+  };
+}
+
 /** The prior-authorization request: a PAS Claim, `use: preauthorization`. */
 export function priorAuthRequest(input: PriorAuthRequestInput): Claim {
   const place = PLACES_OF_SERVICE[input.placeOfService];
   return {
     resourceType: 'Claim',
-    id: input.id,
-    meta: { ...input.meta, profile: [PAS_PROFILE.claim] },
-    identifier: [input.identifier],
-    status: 'active',
-    type: concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' }),
-    use: 'preauthorization',
-    patient: input.patient,
-    created: input.created,
-    insurer: input.insurer,
+    ...preauthorizationHeader(input, PAS_PROFILE.claim),
     provider: input.provider,
     priority: concept({ system: SYSTEM.processPriority, code: 'normal', display: 'Normal' }),
     ...(input.facility ? { facility: input.facility } : {}),
@@ -238,15 +248,7 @@ export interface PriorAuthDecisionInput {
 export function priorAuthDecision(input: PriorAuthDecisionInput): ClaimResponse {
   return {
     resourceType: 'ClaimResponse',
-    id: input.id,
-    meta: { ...input.meta, profile: [PAS_PROFILE.claimResponse] },
-    identifier: [input.identifier],
-    status: 'active',
-    type: concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' }),
-    use: 'preauthorization',
-    patient: input.patient,
-    created: input.created,
-    insurer: input.insurer,
+    ...preauthorizationHeader(input, PAS_PROFILE.claimResponse),
     requestor: input.requestor,
     request: input.request,
     outcome: 'complete',
