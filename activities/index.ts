@@ -6,6 +6,7 @@ import type { Database } from '../platform/database';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
+import { createExportActivities } from './exports';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
 
@@ -47,6 +48,7 @@ export function createActivities({
     ...createRetentionActivities({ db, logger }),
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
+    ...createExportActivities({ db, fhirStore }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

@@ -1,6 +1,15 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
+import {
+  bulkExports,
+  deliveries,
+  deliveryAttempts,
+  idempotencyKeys,
+  smartAuthorizations,
+  smartLaunches,
+  smartTokens,
+  stagedEnvelopes,
+} from '../drizzle/schema';
 import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../workflows/retention/contract';
@@ -91,6 +100,12 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
         return { rows: gone.length, attempts: attempts.length };
       }),
+    // An export past its expiry, its files with it (cascade): ended a while ago, or abandoned (api/fhir/bulk-export.ts).
+    bulk_exports: async (cutoff, batchSize) => {
+      const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);
+      const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
+      return { rows: gone.length, attempts: 0 };
+    },
   };
 
   return {

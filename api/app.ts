@@ -110,7 +110,7 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(smartDiscoveryRouter({ urls, tokens }));
   app.use(oauthRouter({ ...deps, flow, tokens }));
   const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
-  app.use(fhirRouter({ ...deps, tokens, urls, apiKey }));
+  app.use(fhirRouter({ ...deps, tokens, urls, apiKey, workflows }));
 
   const router = express.Router();
   mountRoutes(router, routes, { apiKey, creatingWork: [idempotency(deps.db)] });

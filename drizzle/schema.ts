@@ -5,6 +5,8 @@ import {
   ATTEMPT_TRIGGERS,
   CHAOS_MODES,
   DELIVERY_STATUSES,
+  EXPORT_FILE_KINDS,
+  EXPORT_STATUSES,
   HL7_CONFORMANCE_MODES,
   SCENARIO_RUN_STATUSES,
   TARGET_SOURCES,
@@ -394,3 +396,59 @@ export const scenarioRuns = pgTable(
 );
 
 export type ScenarioRun = typeof scenarioRuns.$inferSelect;
+
+/**
+ * One FHIR Bulk Data export (`$export`): what was asked, the chaos picked for it, and its progress.
+ * The API records it at kick-off, then its workflow, `export-<id>`, carries it out; every API process
+ * reads it to answer the status URL.
+ */
+export const bulkExports = pgTable(
+  'bulk_exports',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: EXPORT_STATUSES }).notNull(),
+    /** The kick-off as parsed (fhir/bulk-export/request.ts), its URL included (the manifest's `request`). */
+    request: jsonb('request').notNull(),
+    /** The chaos picked once, by the workflow's first step (webhooks/chaos.ts), so a retried step sees the same; null until then. */
+    chaos: jsonb('chaos'),
+    typesTotal: integer('types_total').notNull(),
+    typesDone: integer('types_done').notNull().default(0),
+    /** Why a `failed` export failed (its status URL answers it as an OperationOutcome). */
+    error: text('error'),
+    transactionTime: timestamp('transaction_time', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
+    /** When the retention Schedule deletes the export and its files: a while after it ends (or, abandoned, after its kick-off). */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    index('bulk_exports_organization_idx').on(table.organizationId, table.status),
+    index('bulk_exports_expires_at_idx').on(table.expiresAt),
+  ],
+);
+
+/** The NDJSON files of an export, each bounded (fhir/bulk-export/files.ts); deleted with their export. */
+export const bulkExportFiles = pgTable(
+  'bulk_export_files',
+  {
+    exportId: text('export_id')
+      .notNull()
+      .references(() => bulkExports.id, { onDelete: 'cascade' }),
+    /** The file's name in its URL, e.g. `Observation-2.ndjson`. */
+    name: text('name').notNull(),
+    kind: text('kind', { enum: EXPORT_FILE_KINDS }).notNull(),
+    /** The type of the resources it holds (`OperationOutcome` for an error file). */
+    resourceType: text('resource_type').notNull(),
+    /** The type of the resources whose export wrote it, so a retried step finds what it wrote. */
+    exportedType: text('exported_type').notNull(),
+    count: integer('count').notNull(),
+    content: text('content').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.exportId, table.name] })],
+);
+
+export type BulkExport = typeof bulkExports.$inferSelect;
+export type BulkExportFile = typeof bulkExportFiles.$inferSelect;

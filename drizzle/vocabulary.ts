@@ -65,3 +65,22 @@ export type PaceMode = (typeof PACE_MODES)[number];
  */
 export const HL7_CONFORMANCE_MODES = ['lenient', 'strict'] as const;
 export type Hl7ConformanceMode = (typeof HL7_CONFORMANCE_MODES)[number];
+
+/**
+ * A bulk export (FHIR Bulk Data `$export`) is `running` until its files are written (`completed`), or
+ * it stops with an OperationOutcome (`failed`). A cancelled export is deleted with its files.
+ */
+export const EXPORT_STATUSES = ['running', 'completed', 'failed'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+
+/** What a kick-off exports: every resource (`system`), every patient's compartment (`patient`), or one Group's members' (`group`). */
+export const EXPORT_LEVELS = ['system', 'patient', 'group'] as const;
+export type ExportLevel = (typeof EXPORT_LEVELS)[number];
+
+/** A bulk export file holds resources (`output`) or the OperationOutcomes of what could not be exported (`error`). */
+export const EXPORT_FILE_KINDS = ['output', 'error'] as const;
+export type ExportFileKind = (typeof EXPORT_FILE_KINDS)[number];
+
+/** The chaos modes a reliability profile can switch on for bulk exports. */
+export const EXPORT_CHAOS_MODES = ['fail', 'slow', 'partial'] as const;
+export type ExportChaosMode = (typeof EXPORT_CHAOS_MODES)[number];

@@ -2,6 +2,25 @@ import type { CapabilityStatement, CapabilityStatementRestResource } from 'fhir/
 import type { SmartUrls } from '../smart/endpoints';
 import { searchParametersOf } from './search-parameters';
 
+/** FHIR Bulk Data Access 2.0 (http://hl7.org/fhir/uv/bulkdata/): the server's capabilities and its three `$export` operations. */
+const BULK_DATA = 'http://hl7.org/fhir/uv/bulkdata';
+const BULK_DATA_CAPABILITY_STATEMENT = `${BULK_DATA}/CapabilityStatement/bulk-data`;
+const EXPORT_DOCUMENTATION =
+  'FHIR Bulk Data 2.0 kick-off (Prefer: respond-async; _type, _since, _typeFilter, _outputFormat ndjson); needs a system-level token (system/*.rs); see docs/api/bulk-data.md';
+export const BULK_EXPORT_OPERATIONS = {
+  system: { name: 'export', definition: `${BULK_DATA}/OperationDefinition/export`, documentation: `Every resource. ${EXPORT_DOCUMENTATION}` },
+  patient: {
+    name: 'export',
+    definition: `${BULK_DATA}/OperationDefinition/patient-export`,
+    documentation: `Every patient's compartment. ${EXPORT_DOCUMENTATION}`,
+  },
+  group: {
+    name: 'export',
+    definition: `${BULK_DATA}/OperationDefinition/group-export`,
+    documentation: `The compartments of a Group's members (a payer's members, a provider's attributed patients). ${EXPORT_DOCUMENTATION}`,
+  },
+} as const;
+
 /**
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
  * served, secured by SMART on FHIR (the `oauth-uris` extension and the SMART-on-FHIR service).
@@ -38,9 +57,11 @@ export function capabilityStatement(options: {
               definition: 'http://hl7.org/fhir/OperationDefinition/Patient-match',
               documentation: 'IHE PDQm ITI-119 over the master patient index; needs a user- or system-level Patient search scope, or an API key',
             },
+            BULK_EXPORT_OPERATIONS.patient,
           ],
         }
       : {}),
+    ...(type === 'Group' ? { operation: [BULK_EXPORT_OPERATIONS.group] } : {}),
   }));
   return {
     resourceType: 'CapabilityStatement',
@@ -50,6 +71,7 @@ export function capabilityStatement(options: {
     kind: 'instance',
     software: { name: 'Synthetic Healthcare Sandbox', version: options.version },
     implementation: { description: 'Synthetic (non-production) FHIR R4 endpoint: no real patient data.', url: urls.fhirBase },
+    instantiates: [BULK_DATA_CAPABILITY_STATEMENT],
     fhirVersion: '4.0.1',
     format: ['json', 'application/fhir+json'],
     rest: [
@@ -74,9 +96,11 @@ export function capabilityStatement(options: {
               ],
             },
           ],
-          description: 'Reads need a SMART access token with patient-level scopes (patient/<type>.rs or .read); a token reads only its own patient.',
+          description:
+            'Reads need a SMART access token with patient-level scopes (patient/<type>.rs or .read); a token reads only its own patient. Bulk exports ($export) need a system-level token (system/<type>.rs or .read).',
         },
         resource,
+        operation: [BULK_EXPORT_OPERATIONS.system],
       },
     ],
   };

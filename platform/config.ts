@@ -101,6 +101,12 @@ const environmentSchema = z.object({
   SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(20),
   /** Aggregator queries of one organization running at once; past it, 429 until one ends. */
   AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(10),
+  /** Bulk exports of one organization running at once; past it, 429 until one ends (docs/api/bulk-data.md). */
+  BULK_EXPORTS_IN_FLIGHT_PER_ORGANIZATION: positiveInt.default(5),
+  /** Bulk exports one organization keeps (running or with files); past it, 429 until one expires or is deleted. */
+  BULK_EXPORTS_KEPT_PER_ORGANIZATION: positiveInt.default(20),
+  /** Hours an export's files are kept once it ends; then the retention Schedule deletes them. */
+  BULK_EXPORT_FILE_HOURS: positiveInt.default(24),
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
   WORKER_MAX_CACHED_WORKFLOWS: nonNegativeInt.default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * Prefixed, time-sortable ids (TypeID: prefix + UUIDv7 in base32), per CONVENTIONS.md, HTTP.
  * A new kind of object adds its prefix here and says what it is called in ID_KINDS.
  */
-export const ID_PREFIXES = ['org', 'key', 'conn', 'dlv', 'att', 'evt', 'run', 'cli', 'aq'] as const;
+export const ID_PREFIXES = ['org', 'key', 'conn', 'dlv', 'att', 'evt', 'run', 'cli', 'aq', 'exp'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** What each prefix names, as an error message says it ("No connection with id … exists"). */
@@ -19,6 +19,7 @@ export const ID_KINDS: Record<IdPrefix, string> = {
   run: 'scenario run',
   cli: 'SMART client',
   aq: 'aggregator query',
+  exp: 'bulk export',
 };
 
 export function newId(prefix: IdPrefix): string {

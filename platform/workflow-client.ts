@@ -143,6 +143,15 @@ export function createWorkflowClient(client: Client, taskQueue: string, options:
       }
     },
 
+    /** Asks the workflow's current run to cancel (it cleans up as its code says); a closed run is WorkflowClosedError. */
+    async cancel(workflowId: string): Promise<void> {
+      try {
+        await withDeadline(() => client.workflow.getHandle(workflowId).cancel());
+      } catch (error) {
+        throw typed(error);
+      }
+    },
+
     /** An Update that starts the workflow first when no run is open (a closed one is started anew). */
     async updateWithStart<W extends Workflow, Ret, Args extends unknown[]>(
       update: UpdateDefinition<Ret, Args>,

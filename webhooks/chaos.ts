@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChaosMode } from '../drizzle/vocabulary';
+import type { ChaosMode, ExportChaosMode } from '../drizzle/vocabulary';
 
 /**
  * The chaos profile (CONVENTIONS.md): transient 503, slow and rate-limit modes, each with a
@@ -33,7 +33,50 @@ const modeSchemas = {
     .meta({ description: 'The attempt fails as if the receiver answered 429 with this Retry-After; the receiver is not called' }),
 } satisfies Record<ChaosMode, z.ZodType>;
 
-export const chaosProfileSchema = z.object(modeSchemas).strict().meta({ id: 'ChaosProfile' });
+const exportRate = z.number().min(0).max(1).meta({ description: 'Probability (0..1) that a new export is affected (1: every export, 0: off)' });
+
+// Chaos for FHIR Bulk Data exports, picked once per export when it is recorded; one entry per mode of the vocabulary.
+const exportModeSchemas = {
+  fail: z
+    .object({ rate: exportRate })
+    .strict()
+    .meta({ description: 'The export fails before writing any file: its status URL answers 500 with an OperationOutcome' }),
+  slow: z
+    .object({
+      rate: exportRate,
+      delay_ms: z.number().int().min(0).max(600_000).meta({ description: 'Waited (a durable timer) before each resource type is written' }),
+    })
+    .strict()
+    .meta({ description: 'The export waits delay_ms before each type, so clients see 202 with X-Progress for a while' }),
+  partial: z
+    .object({
+      rate: exportRate,
+      every_nth: z.number().int().min(2).max(1_000).meta({ description: 'Every nth resource of each type is left out of the output' }),
+    })
+    .strict()
+    .meta({
+      description:
+        'The export completes with part of its output: each resource left out is reported in the manifest’s `error` files as an OperationOutcome',
+    }),
+} satisfies Record<ExportChaosMode, z.ZodType>;
+
+export const exportChaosProfileSchema = z.object(exportModeSchemas).strict().meta({ id: 'ExportChaosProfile' });
+export type ExportChaosProfile = z.infer<typeof exportChaosProfileSchema>;
+
+export const DEFAULT_EXPORT_CHAOS_PROFILE: ExportChaosProfile = {
+  fail: { rate: 0 },
+  slow: { rate: 0, delay_ms: 5_000 },
+  partial: { rate: 0, every_nth: 10 },
+};
+
+export const chaosProfileSchema = z
+  .object({
+    ...modeSchemas,
+    // A profile stored before exports had chaos has no entry: all off.
+    bulk_export: exportChaosProfileSchema.default(DEFAULT_EXPORT_CHAOS_PROFILE).meta({ description: 'Chaos for FHIR Bulk Data exports (`$export`)' }),
+  })
+  .strict()
+  .meta({ id: 'ChaosProfile' });
 
 export type ChaosProfile = z.infer<typeof chaosProfileSchema>;
 
@@ -41,6 +84,7 @@ export const DEFAULT_CHAOS_PROFILE: ChaosProfile = {
   transient_503: { first_n_attempts: 0, rate: 0 },
   slow: { first_n_attempts: 0, rate: 0, delay_ms: 3_000 },
   rate_limit: { first_n_attempts: 0, rate: 0, retry_after_seconds: 5 },
+  bulk_export: DEFAULT_EXPORT_CHAOS_PROFILE,
 };
 
 /** When several modes would apply to one attempt, the first of these wins. */
@@ -49,9 +93,25 @@ const PRECEDENCE: ChaosMode[] = ['rate_limit', 'transient_503', 'slow'];
 export type ChaosEffect = { mode: 'transient_503' } | { mode: 'slow'; delayMs: number } | { mode: 'rate_limit'; retryAfterMs: number };
 
 /** The chaos that touches this attempt, if any. */
-export function pickChaos(profile: ChaosProfile, attemptNumber: number, random: () => number = Math.random): ChaosEffect | null {
+export function pickChaos(profile: Pick<ChaosProfile, ChaosMode>, attemptNumber: number, random: () => number = Math.random): ChaosEffect | null {
   const mode = PRECEDENCE.find((candidate) => attemptNumber <= profile[candidate].first_n_attempts || random() < profile[candidate].rate);
   if (mode === 'slow') return { mode, delayMs: profile.slow.delay_ms };
   if (mode === 'rate_limit') return { mode, retryAfterMs: profile.rate_limit.retry_after_seconds * 1000 };
   return mode ? { mode } : null;
+}
+
+/** The chaos an export gets, decided once when it is recorded: a failure, a delay per type, and every nth resource left out. */
+export interface ExportChaos {
+  fail: boolean;
+  slowMs: number | null;
+  partialEveryNth: number | null;
+}
+
+export function pickExportChaos(profile: ExportChaosProfile, random: () => number = Math.random): ExportChaos {
+  const affected = (rate: number) => rate > 0 && random() < rate;
+  return {
+    fail: affected(profile.fail.rate),
+    slowMs: affected(profile.slow.rate) ? profile.slow.delay_ms : null,
+    partialEveryNth: affected(profile.partial.rate) ? profile.partial.every_nth : null,
+  };
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
+import { OUTPUT_FORMATS } from '../../fhir/bulk-export/request';
+import { BULK_EXPORT_OPERATIONS } from '../../fhir/capability-statement';
 import { fhirResourceSchema } from '../../fhir/resource-json';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../fhir/searchset';
 import { SMART_PATHS } from '../../smart/endpoints';
@@ -59,6 +61,110 @@ const resultParameters = {
   _pretty: z.enum(['true', 'false']).optional(),
 };
 
+const kickOffParameters = z.object({
+  _type: z
+    .string()
+    .optional()
+    .meta({ description: 'Comma-separated resource types to export (default: every type the level and the token’s scopes allow).' }),
+  _since: z.string().optional().meta({ description: 'Only resources updated after this FHIR instant, e.g. `2026-01-01T00:00:00Z`.' }),
+  _typeFilter: z.string().optional().meta({
+    description:
+      '`<type>?<search parameters>` (repeatable, or comma-separated): only resources of that type matching one of its queries, e.g. `Observation?category=laboratory`.',
+  }),
+  _outputFormat: z.enum(OUTPUT_FORMATS).optional().meta({ description: 'NDJSON, the only format (the default).' }),
+});
+
+const manifestSchema = z
+  .object({
+    transactionTime: z.iso.datetime(),
+    request: z.string().meta({ description: 'The kick-off URL.' }),
+    requiresAccessToken: z.literal(true),
+    output: z.array(z.object({ type: z.string(), url: z.string(), count: z.number().int() })),
+    error: z.array(z.object({ type: z.literal('OperationOutcome'), url: z.string(), count: z.number().int() })),
+  })
+  .meta({ id: 'BulkExportManifest', description: 'FHIR Bulk Data 2.0 complete-status manifest.' });
+
+/** The $export kick-off, status and file operations (FHIR Bulk Data 2.0; docs/api/bulk-data.md). */
+function bulkExportPaths(base: string): ZodOpenApiPathsObject {
+  const security = [{ smartAccessToken: [] }];
+  const auth: ZodOpenApiResponsesObject = {
+    '401': outcome('No, a bad, an expired or a revoked access token'),
+    '403': outcome('Not a system-level token, or scopes that do not cover the types asked for'),
+  };
+  const kickOff = (operationId: string, summary: string, definition: string, path?: z.ZodObject) => ({
+    get: {
+      operationId,
+      summary,
+      description: `FHIR Bulk Data 2.0 kick-off (${definition}). Needs \`Prefer: respond-async\` and a system-level SMART token (system/*.rs or system/<type>.read). One Temporal workflow per export (\`export-<id>\`); poll the \`Content-Location\`.`,
+      tags: ['FHIR R4'],
+      security,
+      requestParams: { ...(path ? { path } : {}), header: z.object({ prefer: z.literal('respond-async') }), query: kickOffParameters },
+      responses: {
+        '202': { description: 'Accepted; `Content-Location` is the status URL', headers: z.object({ 'content-location': z.string() }) },
+        '400': outcome('No Prefer: respond-async, or a parameter that is wrong or not supported (_elements, includeAssociatedData, …)'),
+        ...auth,
+        ...(path ? { '404': outcome('No such Group') } : {}),
+        '429': outcome('Too many exports running or kept for the organization (Retry-After)'),
+      },
+    },
+  });
+  const exportId = z.object({ exportId: z.string().meta({ description: 'The export’s id (exp_…), from the status URL.' }) });
+  return {
+    [`${base}/$export`]: kickOff('exportSystem', 'Export every resource (Bulk Data)', `${BULK_EXPORT_OPERATIONS.system.definition}`),
+    [`${base}/Patient/$export`]: kickOff(
+      'exportPatients',
+      'Export every patient’s compartment (Bulk Data)',
+      BULK_EXPORT_OPERATIONS.patient.definition,
+    ),
+    [`${base}/Group/{id}/$export`]: kickOff(
+      'exportGroup',
+      'Export the compartments of a Group’s members (Bulk Data)',
+      BULK_EXPORT_OPERATIONS.group.definition,
+      z.object({ id: z.string().meta({ description: 'A Group, e.g. syn-group-payer-alderpeak.' }) }),
+    ),
+    [`${base}/bulk-export/{exportId}`]: {
+      get: {
+        operationId: 'getBulkExportStatus',
+        summary: 'Poll a bulk export',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { path: exportId },
+        responses: {
+          '200': { description: 'Done: the manifest', content: { 'application/json': { schema: manifestSchema } } },
+          '202': { description: 'Running: `X-Progress` and `Retry-After` (seconds)' },
+          ...auth,
+          '404': outcome('No such export in the token’s organization (or it expired or was deleted)'),
+          '500': outcome('The export failed'),
+        },
+      },
+      delete: {
+        operationId: 'deleteBulkExport',
+        summary: 'Cancel a bulk export, or delete its files',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { path: exportId },
+        responses: { '202': { description: 'Cancelled; its files are gone' }, ...auth, '404': outcome('No such export in the token’s organization') },
+      },
+    },
+    [`${base}/bulk-export/{exportId}/{file}`]: {
+      get: {
+        operationId: 'getBulkExportFile',
+        summary: 'Read a bulk export file (NDJSON)',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: {
+          path: exportId.extend({ file: z.string().meta({ description: 'The file name from the manifest, e.g. Patient-1.ndjson.' }) }),
+        },
+        responses: {
+          '200': { description: 'One resource per line', content: { 'application/fhir+ndjson': { schema: z.string() } } },
+          ...auth,
+          '404': outcome('No such file, or the export expired'),
+        },
+      },
+    },
+  };
+}
+
 export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPathsObject {
   const base = SMART_PATHS.fhirBase;
   const type = z.enum(resourceTypes as [string, ...string[]]).meta({ description: 'A resource type this server serves.' });
@@ -71,6 +177,7 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
   };
   const security = [{ smartAccessToken: [] }];
   return {
+    ...bulkExportPaths(base),
     [`${base}/metadata`]: {
       get: {
         operationId: 'getFhirCapabilityStatement',

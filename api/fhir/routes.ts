@@ -6,6 +6,8 @@ import { type Criterion, criterion, ID_PARAMETER, searchParametersOf } from '../
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, searchsetBundle } from '../../fhir/searchset';
 import { type FhirStore, patientOf } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import type { WorkflowClient } from '../../platform/workflow-client';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
@@ -13,6 +15,7 @@ import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
+import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
 
 const FHIR_JSON = 'application/fhir+json';
@@ -33,6 +36,8 @@ export function fhirRouter({
   version,
   config,
   apiKey,
+  db,
+  workflows,
 }: {
   fhirStore: FhirStore;
   tokens: TokenService;
@@ -41,6 +46,8 @@ export function fhirRouter({
   config: Config;
   /** The API-key middleware of /v1 (authentication, rate limit): Patient/$match takes an API key too. */
   apiKey: RequestHandler[];
+  db: Database;
+  workflows: WorkflowClient;
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -50,6 +57,8 @@ export function fhirRouter({
   router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
 
   const withToken = requireAccessToken(tokens, urls);
+  // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type.
+  router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken }));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });

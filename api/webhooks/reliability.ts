@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { reliabilityProfiles } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
-import { type ChaosProfile, chaosProfileSchema, DEFAULT_CHAOS_PROFILE } from '../../webhooks/chaos';
+import { type ChaosProfile, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, exportChaosProfileSchema } from '../../webhooks/chaos';
 import { defineRoute } from '../http/route';
 
 const reliabilityProfileSchema = chaosProfileSchema.extend({ updated_at: z.iso.datetime().nullable() }).meta({ id: 'WebhookReliabilityProfile' });
@@ -13,6 +13,14 @@ const updateProfileSchema = z
     transient_503: chaosProfileSchema.shape.transient_503.partial().optional(),
     slow: chaosProfileSchema.shape.slow.partial().optional(),
     rate_limit: chaosProfileSchema.shape.rate_limit.partial().optional(),
+    bulk_export: z
+      .object({
+        fail: exportChaosProfileSchema.shape.fail.partial().optional(),
+        slow: exportChaosProfileSchema.shape.slow.partial().optional(),
+        partial: exportChaosProfileSchema.shape.partial.partial().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .meta({ id: 'UpdateWebhookReliabilityProfile' });
@@ -29,7 +37,7 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
       method: 'get',
       path: '/v1/sandbox/webhook-reliability',
       operationId: 'getWebhookReliability',
-      summary: 'Read the chaos profile: transient 503, slow and rate-limit modes',
+      summary: 'Read the chaos profile: transient 503, slow and rate-limit modes for webhooks; failing, slow and partial bulk exports',
       tag: 'Webhooks',
       auth: 'api_key',
       success: { status: 200, description: 'The chaos profile (all modes off by default)', schema: reliabilityProfileSchema },
@@ -46,7 +54,8 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
       description:
         'Per mode: `first_n_attempts` affects attempts 1..N of every delivery; `rate` (0..1) affects any other attempt at random. ' +
         'rate_limit answers 429 with `retry_after_seconds`; transient_503 answers 503; neither calls the receiver. slow holds the signed request for `delay_ms` before sending it. ' +
-        'Chaos is recorded on each attempt it touches and never changes the envelope.',
+        'Chaos is recorded on each attempt it touches and never changes the envelope. ' +
+        '`bulk_export` applies to FHIR Bulk Data exports, picked once per export at kick-off with each mode’s `rate`: `fail` ends the export with an OperationOutcome, `slow` waits `delay_ms` before each resource type, `partial` leaves every `every_nth` resource out and reports each in the manifest’s `error` files.',
       tag: 'Webhooks',
       auth: 'api_key',
       body: updateProfileSchema,
@@ -58,6 +67,11 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
           transient_503: { ...current.transient_503, ...body.transient_503 },
           slow: { ...current.slow, ...body.slow },
           rate_limit: { ...current.rate_limit, ...body.rate_limit },
+          bulk_export: {
+            fail: { ...current.bulk_export.fail, ...body.bulk_export?.fail },
+            slow: { ...current.bulk_export.slow, ...body.bulk_export?.slow },
+            partial: { ...current.bulk_export.partial, ...body.bulk_export?.partial },
+          },
         };
         const updatedAt = new Date();
         await db

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHAOS_PROFILE, pickChaos } from '../../webhooks/chaos';
+import { DEFAULT_CHAOS_PROFILE, pickChaos, pickExportChaos } from '../../webhooks/chaos';
 
 const never = () => 1;
 const always = () => 0;
@@ -28,5 +28,15 @@ describe('which chaos touches an attempt', () => {
     };
     expect(pickChaos(profile, 1, never)).toEqual({ mode: 'rate_limit', retryAfterMs: 7_000 });
     expect(pickChaos({ ...profile, rate_limit: DEFAULT_CHAOS_PROFILE.rate_limit }, 1, never)).toEqual({ mode: 'transient_503' });
+  });
+});
+
+describe('which chaos touches a bulk export', () => {
+  it('touches nothing with the default profile, and each mode at its rate with its settings', () => {
+    expect(pickExportChaos(DEFAULT_CHAOS_PROFILE.bulk_export, always)).toEqual({ fail: false, slowMs: null, partialEveryNth: null });
+    const profile = { fail: { rate: 0.5 }, slow: { rate: 1, delay_ms: 250 }, partial: { rate: 0.2, every_nth: 3 } };
+    expect(pickExportChaos(profile, () => 0.3)).toEqual({ fail: true, slowMs: 250, partialEveryNth: null });
+    expect(pickExportChaos(profile, () => 0.6)).toEqual({ fail: false, slowMs: 250, partialEveryNth: null });
+    expect(pickExportChaos(profile, () => 0.1)).toEqual({ fail: true, slowMs: 250, partialEveryNth: 3 });
   });
 });

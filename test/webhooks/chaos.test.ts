@@ -86,6 +86,7 @@ describe('the reliability profile', () => {
       transient_503: { first_n_attempts: 0, rate: 0 },
       slow: { first_n_attempts: 0, rate: 0, delay_ms: 3000 },
       rate_limit: { first_n_attempts: 0, rate: 0, retry_after_seconds: 5 },
+      bulk_export: { fail: { rate: 0 }, slow: { rate: 0, delay_ms: 5000 }, partial: { rate: 0, every_nth: 10 } },
       updated_at: null,
     });
 
@@ -93,14 +94,22 @@ describe('the reliability profile', () => {
     const merged = await service.call('/v1/sandbox/webhook-reliability', { key: tenant.key, method: 'PATCH', body: { slow: { delay_ms: 500 } } });
     expect(merged.body.slow).toEqual({ first_n_attempts: 0, rate: 0.25, delay_ms: 500 });
     expect(merged.body.updated_at).toEqual(expect.any(String));
+    const exports = await service.call('/v1/sandbox/webhook-reliability', {
+      key: tenant.key,
+      method: 'PATCH',
+      body: { bulk_export: { partial: { rate: 1 } } },
+    });
+    expect(exports.body.bulk_export.partial).toEqual({ rate: 1, every_nth: 10 });
+    expect(exports.body.slow).toEqual(merged.body.slow);
 
     const invalid = await service.call('/v1/sandbox/webhook-reliability', {
       key: tenant.key,
       method: 'PATCH',
-      body: { transient_503: { rate: 2 }, slow: { delay_ms: -1 }, flaky: {} },
+      body: { transient_503: { rate: 2 }, slow: { delay_ms: -1 }, flaky: {}, bulk_export: { partial: { every_nth: 1 } } },
     });
     expect(invalid.status).toBe(422);
     expect(invalid.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
+      'body.bulk_export.partial.every_nth',
       'body.flaky',
       'body.slow.delay_ms',
       'body.transient_503.rate',

@@ -15,6 +15,8 @@ export const RETENTION_TARGETS = [
   'tokens',
   /** Finished deliveries (with their attempts) older than DELIVERY_RETENTION_DAYS. */
   'deliveries',
+  /** Bulk exports (with their files) past their expiry (BULK_EXPORT_FILE_HOURS after they ended). */
+  'bulk_exports',
 ] as const;
 export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
 

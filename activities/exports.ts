@@ -1,0 +1,102 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { bulkExportFiles, bulkExports, reliabilityProfiles } from '../drizzle/schema';
+import { exportedResources, exportFiles } from '../fhir/bulk-export/files';
+import type { ExportRequest } from '../fhir/bulk-export/request';
+import type { FhirStore } from '../fixtures/store';
+import type { Database } from '../platform/database';
+import { chaosProfileSchema, DEFAULT_CHAOS_PROFILE, type ExportChaos, pickExportChaos } from '../webhooks/chaos';
+import type { ExportOutcome, ExportPlan, ExportWorkflowInput } from '../workflows/export/contract';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * The bulk export's activities: plan the export the API recorded (picking its chaos once), write one
+ * type's files, end it, or discard it. Each answers from the stored record when retried, and none writes to an
+ * export that was deleted (DELETE on its status URL) meanwhile.
+ */
+export function createExportActivities({ db, fhirStore }: { db: Database; fhirStore: FhirStore }) {
+  return {
+    /** Picks the export's chaos once (a retry, or a second run, finds it picked) and answers the types to write. */
+    async planExport(input: ExportWorkflowInput): Promise<ExportPlan> {
+      const [profileRow] = await db
+        .select({ profile: reliabilityProfiles.profile })
+        .from(reliabilityProfiles)
+        .where(eq(reliabilityProfiles.organizationId, input.organizationId));
+      const profile = profileRow ? chaosProfileSchema.parse(profileRow.profile) : DEFAULT_CHAOS_PROFILE;
+      await db
+        .update(bulkExports)
+        .set({ chaos: pickExportChaos(profile.bulk_export) })
+        .where(and(eq(bulkExports.id, input.exportId), isNull(bulkExports.chaos)));
+      const [row] = await db
+        .select({ request: bulkExports.request, chaos: bulkExports.chaos })
+        .from(bulkExports)
+        .where(eq(bulkExports.id, input.exportId));
+      return row ? { types: (row.request as ExportRequest).types, chaos: row.chaos as ExportChaos } : 'discarded';
+    },
+
+    /** One type's files, written with the progress in one transaction; a retry finds them written. */
+    async writeExportType({ exportId, type }: { exportId: string; type: string }): Promise<'written' | 'discarded'> {
+      return db.transaction(async (tx) => {
+        // Locked, so a DELETE of the export waits for this step (or this step finds it gone).
+        const [row] = await tx
+          .select({ request: bulkExports.request, chaos: bulkExports.chaos })
+          .from(bulkExports)
+          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, 'running')))
+          .for('update');
+        if (!row) return 'discarded';
+        const [done] = await tx
+          .select({ name: bulkExportFiles.name })
+          .from(bulkExportFiles)
+          .where(and(eq(bulkExportFiles.exportId, exportId), eq(bulkExportFiles.exportedType, type)))
+          .limit(1);
+        const chaos = row.chaos as ExportChaos | null;
+        const files = done ? [] : exportFiles(type, exportedResources(fhirStore, row.request as ExportRequest, type), chaos?.partialEveryNth ?? null);
+        if (files.length > 0) await tx.insert(bulkExportFiles).values(files.map((file) => ({ ...file, exportId, exportedType: type })));
+        // A type with nothing to export leaves no file, so its progress is what marks it written.
+        if (!done) {
+          await tx
+            .update(bulkExports)
+            .set({ typesDone: sql`${bulkExports.typesDone} + 1` })
+            .where(eq(bulkExports.id, exportId));
+        }
+        return 'written';
+      });
+    },
+
+    /** Ends the export (completed, or failed with its reason) and sets when its files expire; a retry finds it ended. */
+    async endExport({
+      exportId,
+      fileLifetimeHours,
+      failure,
+    }: {
+      exportId: string;
+      fileLifetimeHours: number;
+      failure: string | null;
+    }): Promise<ExportOutcome> {
+      const now = new Date();
+      const ended = await db.transaction(async (tx) => {
+        const [row] = await tx.select({ status: bulkExports.status }).from(bulkExports).where(eq(bulkExports.id, exportId)).for('update');
+        if (!row) return 'discarded' as const;
+        if (row.status !== 'running') return row.status;
+        // A failed export answers an OperationOutcome, never part of its files.
+        if (failure !== null) await tx.delete(bulkExportFiles).where(eq(bulkExportFiles.exportId, exportId));
+        await tx
+          .update(bulkExports)
+          .set({
+            status: failure === null ? 'completed' : 'failed',
+            error: failure,
+            completedAt: now,
+            expiresAt: new Date(now.getTime() + fileLifetimeHours * HOUR_MS),
+          })
+          .where(eq(bulkExports.id, exportId));
+        return failure === null ? ('completed' as const) : ('failed' as const);
+      });
+      return ended;
+    },
+
+    /** A cancelled export goes with its files (the API deletes it at once too; this is for a cancel that came another way, e.g. the Web UI). */
+    async discardExport({ exportId }: { exportId: string }): Promise<void> {
+      await db.delete(bulkExports).where(eq(bulkExports.id, exportId));
+    },
+  };
+}

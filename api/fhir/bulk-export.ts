@@ -1,0 +1,236 @@
+import { and, asc, count, eq } from 'drizzle-orm';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { type BulkExport, bulkExportFiles, bulkExports, smartClients } from '../../drizzle/schema';
+import type { ExportLevel } from '../../drizzle/vocabulary';
+import { groupMembers, levelTypes } from '../../fhir/bulk-export/files';
+import { type ExportRequest, parseKickOff, systemReadableTypes } from '../../fhir/bulk-export/request';
+import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
+import type { FhirStore } from '../../fixtures/store';
+import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import { isId, newId } from '../../platform/ids';
+import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
+import type { SmartUrls } from '../../smart/endpoints';
+import { exportSearchAttributes, exportWorkflowId } from '../../workflows/export/contract';
+import { exportWorkflow } from '../../workflows/export/workflow';
+
+/** Where an export's status is polled and its files are read, below the FHIR base. */
+export const BULK_EXPORT_PATHS = {
+  status: '/bulk-export/:exportId',
+  file: '/bulk-export/:exportId/:file',
+} as const;
+
+/**
+ * Until it ends, an export expires this long after its kick-off: one whose workflow never started
+ * (the process stopped in between) or was terminated is then purged like an expired one. The slowest
+ * export (the slow chaos at its maximum before each type) ends well within it.
+ */
+const ABANDONED_AFTER_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Seconds a client is asked to wait between polls of a running export. */
+const RETRY_AFTER_SECONDS = 2;
+const FILE_NAME = /^[A-Za-z]{1,64}(?:-error)?-\d{1,6}\.ndjson$/;
+
+/**
+ * FHIR Bulk Data 2.0 `$export` (docs/api/bulk-data.md): kick-off at system, Patient and Group level,
+ * the status URL (poll, DELETE to cancel) and the NDJSON files. Each export is a workflow,
+ * `export-<id>`, that writes its files into Postgres; every request needs a system-level SMART token
+ * of the export's organization (another organization's export is 404, as if it did not exist).
+ */
+export function bulkExportRouter({
+  db,
+  fhirStore,
+  workflows,
+  urls,
+  config,
+  withToken,
+}: {
+  db: Database;
+  fhirStore: FhirStore;
+  workflows: WorkflowClient;
+  urls: SmartUrls;
+  config: Config;
+  withToken: RequestHandler;
+}): Router {
+  const router = express.Router();
+  const base = '/fhir/R4';
+  const statusUrl = (id: string) => `${urls.fhirBase}/bulk-export/${id}`;
+  const compartmentTypes = levelTypes(fhirStore, 'patient');
+  const typesOf = (level: ExportLevel) => (level === 'system' ? fhirStore.supportedTypes : compartmentTypes);
+
+  /** A system-level token (no patient context, a system/ read scope), and the organization of its client. */
+  const systemAccess: RequestHandler = async (_req, res, next) => {
+    const grant = res.locals.grant!;
+    if (grant.patientId !== null || systemReadableTypes(grant.scope, fhirStore.supportedTypes).length === 0) {
+      throw new FhirError(
+        403,
+        'forbidden',
+        `Bulk export needs a system-level token (SMART Backend Services) with system/ read scopes, e.g. system/*.rs; this token's scopes are ${grant.scope}.`,
+        { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${grant.scope}"` },
+      );
+    }
+    const [client] = await db.select({ organizationId: smartClients.organizationId }).from(smartClients).where(eq(smartClients.id, grant.clientId));
+    if (!client) throw new FhirError(401, 'login', 'The client this token was issued to no longer exists.');
+    res.locals.exportOrganizationId = client.organizationId;
+    next();
+  };
+
+  const kickOff =
+    (level: ExportLevel): RequestHandler =>
+    async (req, res) => {
+      if (!/\brespond-async\b/i.test(req.header('prefer') ?? '')) {
+        throw new FhirError(400, 'invalid', 'A bulk export is asynchronous: send the header Prefer: respond-async.');
+      }
+      const organizationId = res.locals.exportOrganizationId!;
+      const groupId = level === 'group' ? (req.params as { id: string }).id : null;
+      if (groupId !== null && groupMembers(fhirStore, groupId) === null) throw new FhirError(404, 'not-found', `Group/${groupId} does not exist.`);
+      const url = `${urls.issuer}${req.originalUrl}`;
+      const request = parseKickOff({
+        level,
+        groupId,
+        params: new URL(req.originalUrl, 'http://fhir.invalid').searchParams,
+        url,
+        levelTypes: typesOf(level),
+        allowedTypes: systemReadableTypes(res.locals.grant!.scope, typesOf(level)),
+        servedTypes: fhirStore.supportedTypes,
+      });
+      await assertWithinBounds(db, config, organizationId);
+      const exportId = newId('exp');
+      const transactionTime = new Date();
+      // Recorded before its workflow starts, so the status URL answers from the first poll (and a DELETE finds it).
+      await db.insert(bulkExports).values({
+        id: exportId,
+        organizationId,
+        status: 'running',
+        request,
+        typesTotal: request.types.length,
+        transactionTime,
+        expiresAt: new Date(transactionTime.getTime() + ABANDONED_AFTER_MS),
+      });
+      try {
+        await workflows.startOnce(exportWorkflow, {
+          workflowId: exportWorkflowId(exportId),
+          args: [{ exportId, organizationId, fileLifetimeHours: config.BULK_EXPORT_FILE_HOURS }],
+          searchAttributes: exportSearchAttributes(organizationId),
+          summary: `${level} export of ${request.types.length} type(s)`,
+        });
+      } catch (error) {
+        await db.delete(bulkExports).where(eq(bulkExports.id, exportId));
+        throw error;
+      }
+      res.status(202).setHeader('Content-Location', statusUrl(exportId)).end();
+    };
+
+  router.get(`${base}/$export`, withToken, systemAccess, kickOff('system'));
+  router.get(`${base}/Patient/$export`, withToken, systemAccess, kickOff('patient'));
+  router.get(`${base}/Group/:id/$export`, withToken, systemAccess, kickOff('group'));
+
+  /** The caller's export, or 404 for an unknown id and another organization's alike. */
+  async function ownedExport(req: Request, res: Response): Promise<BulkExport> {
+    const { exportId } = req.params as { exportId: string };
+    const [row] = isId('exp', exportId)
+      ? await db
+          .select()
+          .from(bulkExports)
+          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, res.locals.exportOrganizationId!)))
+      : [];
+    if (!row) throw new FhirError(404, 'not-found', `No bulk export ${exportId} exists (or it expired, or was deleted).`);
+    return row;
+  }
+
+  router.get(`${base}${BULK_EXPORT_PATHS.status}`, withToken, systemAccess, async (req, res) => {
+    const row = await ownedExport(req, res);
+    if (row.status === 'running') {
+      res
+        .status(202)
+        .setHeader('X-Progress', `${row.typesDone} of ${row.typesTotal} types written`)
+        .setHeader('Retry-After', String(RETRY_AFTER_SECONDS))
+        .end();
+      return;
+    }
+    res.setHeader('Expires', row.expiresAt.toUTCString());
+    if (row.status === 'failed') {
+      res
+        .status(500)
+        .type('application/fhir+json')
+        .send(JSON.stringify(operationOutcome('exception', row.error ?? 'The export failed.', 'fatal')));
+      return;
+    }
+    const files = await db
+      .select({ name: bulkExportFiles.name, kind: bulkExportFiles.kind, type: bulkExportFiles.resourceType, count: bulkExportFiles.count })
+      .from(bulkExportFiles)
+      .where(eq(bulkExportFiles.exportId, row.id))
+      .orderBy(asc(bulkExportFiles.name));
+    const entry = (file: (typeof files)[number]) => ({ type: file.type, url: `${statusUrl(row.id)}/${file.name}`, count: file.count });
+    res
+      .status(200)
+      .type('application/json')
+      .send(
+        JSON.stringify({
+          transactionTime: row.transactionTime.toISOString(),
+          request: (row.request as ExportRequest).url,
+          requiresAccessToken: true,
+          output: files.filter((file) => file.kind === 'output').map(entry),
+          error: files.filter((file) => file.kind === 'error').map(entry),
+        }),
+      );
+  });
+
+  router.delete(`${base}${BULK_EXPORT_PATHS.status}`, withToken, systemAccess, async (req, res) => {
+    const row = await ownedExport(req, res);
+    if (row.status === 'running') {
+      // Cancelled first, so a Temporal that cannot be reached (503) leaves the export as it was.
+      try {
+        await workflows.cancel(exportWorkflowId(row.id));
+      } catch (error) {
+        if (!(error instanceof WorkflowClosedError)) throw error;
+      }
+    }
+    // Its files go with it; a step still running finds it gone and writes nothing.
+    await db.delete(bulkExports).where(eq(bulkExports.id, row.id));
+    res.status(202).end();
+  });
+
+  router.get(`${base}${BULK_EXPORT_PATHS.file}`, withToken, systemAccess, async (req, res) => {
+    const row = await ownedExport(req, res);
+    const { file } = req.params as { file: string };
+    const [stored] = FILE_NAME.test(file)
+      ? await db
+          .select({ content: bulkExportFiles.content })
+          .from(bulkExportFiles)
+          .where(and(eq(bulkExportFiles.exportId, row.id), eq(bulkExportFiles.name, file)))
+      : [];
+    if (!stored) throw new FhirError(404, 'not-found', `This bulk export has no file ${file}.`);
+    res.setHeader('Expires', row.expiresAt.toUTCString());
+    res.status(200).type('application/fhir+ndjson').send(stored.content);
+  });
+
+  return router;
+}
+
+/** At most so many exports running, and so many kept, per organization: each holds files in the database until it expires. */
+async function assertWithinBounds(db: Database, config: Config, organizationId: string): Promise<void> {
+  const rows = await db
+    .select({ status: bulkExports.status, exports: count() })
+    .from(bulkExports)
+    .where(eq(bulkExports.organizationId, organizationId))
+    .groupBy(bulkExports.status);
+  const running = rows.find((row) => row.status === 'running')?.exports ?? 0;
+  const kept = rows.reduce((sum, row) => sum + row.exports, 0);
+  if (running >= config.BULK_EXPORTS_IN_FLIGHT_PER_ORGANIZATION) {
+    throw new FhirError(
+      429,
+      'throttled',
+      `Your organization already has ${running} bulk exports running, its bound; wait for one to end (or DELETE one), then try again.`,
+      { 'Retry-After': '10' },
+    );
+  }
+  if (kept >= config.BULK_EXPORTS_KEPT_PER_ORGANIZATION) {
+    throw new FhirError(
+      429,
+      'throttled',
+      `Your organization keeps ${kept} bulk exports, its bound; DELETE one you no longer need (or wait until one expires), then try again.`,
+      { 'Retry-After': '60' },
+    );
+  }
+}
