@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The README and docs/ are what a newcomer reads: every relative link and #anchor in them must lead
- * somewhere, and every repository path they quote must exist. Parsed with markdown-it (links inside
+ * somewhere, every repository path they quote must exist, and every difference from the spec's
+ * decisions recorded in CONVENTIONS.md must be findable from docs/architecture/decisions.md (the spec
+ * asks for them to be written down; the README links there). Parsed with markdown-it (links inside
  * tables, code spans and escapes are its business, not a regular expression's) and headings slugged
  * with github-slugger, the algorithm GitHub uses for its anchors.
  */
@@ -98,6 +100,25 @@ function stalePaths(documents: Map<string, Document>): string[] {
   );
 }
 
+/** The bold titles of the list items under heading `section` ("Cancel and replay are Temporal Updates, not bare signals"). */
+function boldTitlesUnder(text: string, section: string): string[] {
+  const tokens = markdown.parse(text, {});
+  const slugger = new GithubSlugger();
+  const titles: string[] = [];
+  let inSection = false;
+  tokens.forEach((token, index) => {
+    if (token.type === 'heading_open') inSection = slugger.slug(textOf(tokens[index + 1])) === section;
+    if (!inSection || token.type !== 'inline' || tokens[index - 2]?.type !== 'list_item_open') return;
+    const children = token.children ?? [];
+    const open = children.findIndex((child) => child.type === 'strong_open');
+    const close = children.findIndex((child) => child.type === 'strong_close');
+    const before = textOf({ children: children.slice(0, Math.max(open, 0)) } as Token);
+    if (open < 0 || close < open || before.trim() !== '') return;
+    titles.push(textOf({ children: children.slice(open + 1, close) } as Token).replace(/\.$/, ''));
+  });
+  return titles;
+}
+
 describe('the README and docs/', () => {
   const documents = new Map(markdownFiles().map((file) => [file, parse(file, readFileSync(join(root, file), 'utf8'))]));
 
@@ -112,6 +133,16 @@ describe('the README and docs/', () => {
 
   it('quote only repository paths that exist', () => {
     expect(stalePaths(documents)).toEqual([]);
+  });
+
+  it("list every difference from the spec's decisions that CONVENTIONS.md records", () => {
+    const recorded = boldTitlesUnder(readFileSync(join(root, 'CONVENTIONS.md'), 'utf8'), 'where-the-product-differs-from-these-conventions');
+    const listed = boldTitlesUnder(
+      readFileSync(join(root, 'docs/architecture/decisions.md'), 'utf8'),
+      'where-the-product-differs-from-the-specs-decisions',
+    );
+    expect(recorded.length).toBeGreaterThan(0);
+    expect(recorded.filter((title) => !listed.includes(title))).toEqual([]);
   });
 
   it('would report a missing file, a missing heading and a stale path', () => {
