@@ -9,9 +9,9 @@ import type {
   Reference,
   VerificationResult,
 } from 'fhir/r4';
+import { SYSTEM } from '../../fhir/terminology';
 import type { FhirStore } from '../../fixtures/store';
 import { SYNTHETIC_META } from '../../fixtures/synthetic';
-import { SYSTEM } from '../../fixtures/terminology';
 
 /**
  * A practitioner's credentialing file: the NPPES record, state licenses, DEA registration, board
