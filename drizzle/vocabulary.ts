@@ -76,6 +76,8 @@ export const RETENTION_TARGETS = [
   'launch_handles',
   /** SMART access and refresh tokens that expired or were revoked. */
   'tokens',
+  /** The jti of client assertions (SMART Backend Services) past their exp: such an assertion no longer verifies. */
+  'client_assertions',
   /** Finished deliveries (with their attempts) older than DELIVERY_RETENTION_DAYS. */
   'deliveries',
 ] as const;
