@@ -9,7 +9,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
 import { openDatabase } from '../../platform/database';
-import { freePort } from '../../platform/free-port';
+import { freePort, freePortBetween } from '../../platform/free-port';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { ensureSearchAttributes } from '../temporal';
@@ -111,7 +111,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     mkdirSync(options.dataDir, { recursive: true });
     const ports = async (role: TemporalRole): Promise<ServicePorts> => ({
       grpc: await freePort(),
-      membership: await freePort(),
+      // Temporal keeps membership ports in a smallint column.
+      membership: await freePortBetween(20_000, 32_767),
       metrics: await freePort(),
       ...(role === 'frontend' ? { http: await freePort() } : {}),
     });
@@ -151,6 +152,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       { name: 'temporal-matching', role: 'matching', ports: await ports('matching') },
       { name: 'temporal-worker', role: 'worker', ports: await ports('worker') },
     ];
+    const firstOfEachRole = Object.fromEntries([...services].reverse().map((service) => [service.role, service.ports])) as Record<
+      TemporalRole,
+      ServicePorts
+    >;
     logger.info(`Starting Temporal ${options.binaries.version}: ${services.map((service) => service.name).join(', ')}…`);
     for (const service of services) {
       const configFile = join(options.dataDir, `${service.name}.yaml`);
@@ -159,6 +164,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         serverConfig({
           role: service.role,
           ports: service.ports,
+          services: firstOfEachRole,
           frontendAddress,
           persistence: store(names.persistence),
           visibility: store(names.visibility),

@@ -28,8 +28,13 @@ export interface SqlStore {
 
 export interface ServerConfigOptions {
   role: TemporalRole;
-  /** This process's ports; every other service is found through membership, which Temporal keeps in the database. */
+  /** This process's ports. */
   ports: ServicePorts;
+  /**
+   * Every service's ports: the server tracks the membership of each service listed here. Other nodes
+   * are found through that membership, which Temporal keeps in the database, not through these ports.
+   */
+  services: Record<TemporalRole, ServicePorts>;
   frontendAddress: string;
   persistence: SqlStore;
   visibility: SqlStore;
@@ -71,16 +76,22 @@ export function serverConfig(options: ServerConfigOptions): string {
       membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
       metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` } },
     },
-    services: {
-      [options.role]: {
-        rpc: {
-          grpcPort: ports.grpc,
-          membershipPort: ports.membership,
-          bindOnLocalHost: true,
-          ...(ports.http === undefined ? {} : { httpPort: ports.http }),
-        },
-      },
-    },
+    services: Object.fromEntries(
+      TEMPORAL_ROLES.map((role) => {
+        const own = role === options.role ? ports : options.services[role];
+        return [
+          role,
+          {
+            rpc: {
+              grpcPort: own.grpc,
+              membershipPort: own.membership,
+              bindOnLocalHost: true,
+              ...(own.http === undefined ? {} : { httpPort: own.http }),
+            },
+          },
+        ];
+      }),
+    ),
     clusterMetadata: {
       enableGlobalNamespace: false,
       failoverVersionIncrement: 10,

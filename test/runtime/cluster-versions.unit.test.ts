@@ -30,6 +30,12 @@ describe('a service process configuration', () => {
       serverConfig({
         role: 'history',
         ports: { grpc: 17234, membership: 16934, metrics: 18000 },
+        services: {
+          frontend: { grpc: 17233, membership: 16933, metrics: 18001, http: 17243 },
+          history: { grpc: 17334, membership: 17934, metrics: 18002 },
+          matching: { grpc: 17235, membership: 16935, metrics: 18003 },
+          worker: { grpc: 17239, membership: 16939, metrics: 18004 },
+        },
         frontendAddress: '127.0.0.1:17233',
         persistence: store('temporal_x'),
         visibility: store('temporal_visibility_x'),
@@ -37,7 +43,12 @@ describe('a service process configuration', () => {
         dynamicConfigFile: '/tmp/dynamic.yaml',
       }),
     );
-    expect(config.services).toEqual({ history: { rpc: { grpcPort: 17234, membershipPort: 16934, bindOnLocalHost: true } } });
+    expect(config.services).toEqual({
+      frontend: { rpc: { grpcPort: 17233, membershipPort: 16933, bindOnLocalHost: true, httpPort: 17243 } },
+      history: { rpc: { grpcPort: 17234, membershipPort: 16934, bindOnLocalHost: true } },
+      matching: { rpc: { grpcPort: 17235, membershipPort: 16935, bindOnLocalHost: true } },
+      worker: { rpc: { grpcPort: 17239, membershipPort: 16939, bindOnLocalHost: true } },
+    });
     expect(config.persistence.numHistoryShards).toBe(4);
     expect(config.persistence.datastores['postgres-default'].sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal_x' });
     expect(config.persistence.datastores['postgres-visibility'].sql).toMatchObject({ databaseName: 'temporal_visibility_x' });
