@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../workflows/search-attributes';
 
 /** How often the dev server may read its queue of new tasks; far above what any load here asks for. */
-const TRANSFER_QUEUE_READS_PER_SECOND = 1000;
+export const TRANSFER_QUEUE_READS_PER_SECOND = 1000;
 
 export interface DevServerOptions {
   cliPath: string;
