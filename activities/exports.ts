@@ -1,11 +1,11 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { bulkExportFiles, bulkExports, reliabilityProfiles } from '../drizzle/schema';
-import { exportedResources, exportFiles } from '../fhir/bulk-export/files';
-import type { ExportRequest } from '../fhir/bulk-export/request';
 import type { FhirStore } from '../fixtures/store';
+import type { ExportOutcome, ExportPlan, ExportWorkflowInput } from '../interop/bulk-export/export';
+import { exportedResources, exportFiles } from '../interop/bulk-export/files';
+import type { ExportRequest } from '../interop/bulk-export/request';
 import type { Database } from '../platform/database';
 import { chaosProfileSchema, DEFAULT_CHAOS_PROFILE, type ExportChaos, pickExportChaos } from '../webhooks/chaos';
-import type { ExportOutcome, ExportPlan, ExportWorkflowInput } from '../workflows/export/contract';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -34,31 +34,24 @@ export function createExportActivities({ db, fhirStore }: { db: Database; fhirSt
       return row ? { types: (row.request as ExportRequest).types, chaos: row.chaos as ExportChaos } : 'discarded';
     },
 
-    /** One type's files, written with the progress in one transaction; a retry finds them written. */
+    /** One type's files, written with the progress in one transaction; a retry finds the type written. */
     async writeExportType({ exportId, type }: { exportId: string; type: string }): Promise<'written' | 'discarded'> {
       return db.transaction(async (tx) => {
         // Locked, so a DELETE of the export waits for this step (or this step finds it gone).
         const [row] = await tx
-          .select({ request: bulkExports.request, chaos: bulkExports.chaos })
+          .select({ request: bulkExports.request, chaos: bulkExports.chaos, typesWritten: bulkExports.typesWritten })
           .from(bulkExports)
           .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, 'running')))
           .for('update');
         if (!row) return 'discarded';
-        const [done] = await tx
-          .select({ name: bulkExportFiles.name })
-          .from(bulkExportFiles)
-          .where(and(eq(bulkExportFiles.exportId, exportId), eq(bulkExportFiles.exportedType, type)))
-          .limit(1);
+        if (row.typesWritten.includes(type)) return 'written';
         const chaos = row.chaos as ExportChaos | null;
-        const files = done ? [] : exportFiles(type, exportedResources(fhirStore, row.request as ExportRequest, type), chaos?.partialEveryNth ?? null);
-        if (files.length > 0) await tx.insert(bulkExportFiles).values(files.map((file) => ({ ...file, exportId, exportedType: type })));
-        // A type with nothing to export leaves no file, so its progress is what marks it written.
-        if (!done) {
-          await tx
-            .update(bulkExports)
-            .set({ typesDone: sql`${bulkExports.typesDone} + 1` })
-            .where(eq(bulkExports.id, exportId));
-        }
+        const files = exportFiles(type, exportedResources(fhirStore, row.request as ExportRequest, type), chaos?.partialEveryNth ?? null);
+        if (files.length > 0) await tx.insert(bulkExportFiles).values(files.map((file) => ({ ...file, exportId })));
+        await tx
+          .update(bulkExports)
+          .set({ typesWritten: [...row.typesWritten, type] })
+          .where(eq(bulkExports.id, exportId));
         return 'written';
       });
     },

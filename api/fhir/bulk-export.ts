@@ -1,16 +1,17 @@
 import { and, asc, count, eq } from 'drizzle-orm';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { type BulkExport, bulkExportFiles, bulkExports, smartClients } from '../../drizzle/schema';
+import { type BulkExport, bulkExportFiles, bulkExports } from '../../drizzle/schema';
 import type { ExportLevel } from '../../drizzle/vocabulary';
-import { groupMembers, levelTypes } from '../../fhir/bulk-export/files';
-import { type ExportRequest, parseKickOff, systemReadableTypes } from '../../fhir/bulk-export/request';
 import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
 import type { FhirStore } from '../../fixtures/store';
+import { groupMembers, levelTypes } from '../../interop/bulk-export/files';
+import { type ExportRequest, parseKickOff } from '../../interop/bulk-export/request';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { isId, newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
 import type { SmartUrls } from '../../smart/endpoints';
+import { permission } from '../../smart/scopes';
 import { exportSearchAttributes, exportWorkflowId } from '../../workflows/export/contract';
 import { exportWorkflow } from '../../workflows/export/workflow';
 
@@ -58,20 +59,17 @@ export function bulkExportRouter({
   const compartmentTypes = levelTypes(fhirStore, 'patient');
   const typesOf = (level: ExportLevel) => (level === 'system' ? fhirStore.supportedTypes : compartmentTypes);
 
-  /** A system-level token (no patient context, a system/ read scope), and the organization of its client. */
-  const systemAccess: RequestHandler = async (_req, res, next) => {
+  /** A system-level token (SMART Backend Services) with system/ read scopes; its organization owns the exports it starts. */
+  const systemAccess: RequestHandler = (_req, res, next) => {
     const grant = res.locals.grant!;
-    if (grant.patientId !== null || systemReadableTypes(grant.scope, fhirStore.supportedTypes).length === 0) {
+    if (grant.context !== 'system' || systemReadableTypes(grant.scope, fhirStore.supportedTypes).length === 0) {
       throw new FhirError(
         403,
         'forbidden',
-        `Bulk export needs a system-level token (SMART Backend Services) with system/ read scopes, e.g. system/*.rs; this token's scopes are ${grant.scope}.`,
+        `Bulk export needs a system-level token (SMART Backend Services: client_credentials) with system/ read scopes, e.g. system/*.rs; this token's scopes are ${grant.scope}.`,
         { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${grant.scope}"` },
       );
     }
-    const [client] = await db.select({ organizationId: smartClients.organizationId }).from(smartClients).where(eq(smartClients.id, grant.clientId));
-    if (!client) throw new FhirError(401, 'login', 'The client this token was issued to no longer exists.');
-    res.locals.exportOrganizationId = client.organizationId;
     next();
   };
 
@@ -81,7 +79,7 @@ export function bulkExportRouter({
       if (!/\brespond-async\b/i.test(req.header('prefer') ?? '')) {
         throw new FhirError(400, 'invalid', 'A bulk export is asynchronous: send the header Prefer: respond-async.');
       }
-      const organizationId = res.locals.exportOrganizationId!;
+      const organizationId = res.locals.grant!.organizationId;
       const groupId = level === 'group' ? (req.params as { id: string }).id : null;
       if (groupId !== null && groupMembers(fhirStore, groupId) === null) throw new FhirError(404, 'not-found', `Group/${groupId} does not exist.`);
       const url = `${urls.issuer}${req.originalUrl}`;
@@ -132,7 +130,7 @@ export function bulkExportRouter({
       ? await db
           .select()
           .from(bulkExports)
-          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, res.locals.exportOrganizationId!)))
+          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, res.locals.grant!.organizationId)))
       : [];
     if (!row) throw new FhirError(404, 'not-found', `No bulk export ${exportId} exists (or it expired, or was deleted).`);
     return row;
@@ -143,7 +141,7 @@ export function bulkExportRouter({
     if (row.status === 'running') {
       res
         .status(202)
-        .setHeader('X-Progress', `${row.typesDone} of ${row.typesTotal} types written`)
+        .setHeader('X-Progress', `${row.typesWritten.length} of ${row.typesTotal} types written`)
         .setHeader('Retry-After', String(RETRY_AFTER_SECONDS))
         .end();
       return;
@@ -206,6 +204,17 @@ export function bulkExportRouter({
   });
 
   return router;
+}
+
+/**
+ * The types a token's scopes let it export: a `system/` scope with read permission (v1 `.read` or
+ * `.*`, v2 `r`) on the type or `*`, unfiltered (an export cannot apply a scope's filter to a file).
+ */
+function systemReadableTypes(scope: string, types: readonly string[]): string[] {
+  return types.filter((type) => {
+    const allowed = permission(scope, 'system', type, 'read');
+    return allowed.allowed && allowed.filters === 'all';
+  });
 }
 
 /** At most so many exports running, and so many kept, per organization: each holds files in the database until it expires. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
-import { OUTPUT_FORMATS } from '../../fhir/bulk-export/request';
 import { BULK_EXPORT_OPERATIONS } from '../../fhir/capability-statement';
 import { fhirResourceSchema } from '../../fhir/resource-json';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../fhir/searchset';
+import { OUTPUT_FORMATS } from '../../interop/bulk-export/request';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { fhirMatchBodySchema, matchBundleSchema } from '../interop/mpi';
 

@@ -18,8 +18,6 @@ declare global {
       auth?: AuthContext;
       /** api/fhir/routes.ts requireAccessToken: the SMART access token's grant. */
       grant?: AccessGrant;
-      /** api/fhir/bulk-export.ts systemAccess: the organization of the system token's client. */
-      exportOrganizationId?: string;
       /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
       replayBody?: string;
       /** api/http/idempotency.ts, on a request that sent an Idempotency-Key: what it reserved with the key. */

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetentionActivities } from '../../activities/retention';
 import { bulkExportFiles, bulkExports } from '../../drizzle/schema';
 import { exportWorkflowId } from '../../workflows/export/contract';
+import { systemToken } from '../support/backend-services';
 import { finalStatus, get, kickOff, linesOf, manifestOf } from '../support/bulk-export';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer } from '../support/smart';
-import { systemToken } from '../support/system-token';
 import { waitUntil } from '../support/wait';
 
 let service: TestService;
@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-/** A new organization with a system token and, when given, its bulk export chaos (set through the reliability settings). */
+/** A new organization's system token (SMART Backend Services) with, when given, its bulk export chaos (set through the reliability settings). */
 async function tenantWithChaos(bulkExport?: Record<string, unknown>): Promise<string> {
   const tenant = await service.newTenant();
   if (bulkExport) {
@@ -25,7 +25,7 @@ async function tenantWithChaos(bulkExport?: Record<string, unknown>): Promise<st
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     expect(patched.body.bulk_export).toMatchObject(bulkExport);
   }
-  return systemToken(service, tenant.organizationId);
+  return (await systemToken(service, 'system/*.rs', tenant.key)).accessToken;
 }
 
 const exportIdOf = (statusUrl: string) => statusUrl.split('/').pop()!;

@@ -1,18 +1,17 @@
 import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patientOf } from '../../fixtures/store';
+import { systemToken } from '../support/backend-services';
 import { ASYNC, get, kickOff, linesOf, manifestOf } from '../support/bulk-export';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer, standaloneTokens } from '../support/smart';
-import { systemToken } from '../support/system-token';
 
 let service: TestService;
 let token: string;
 beforeAll(async () => {
   service = await startTestService();
-  const tenant = await service.newTenant();
-  token = await systemToken(service, tenant.organizationId);
+  ({ accessToken: token } = await systemToken(service, 'system/*.rs'));
 });
 afterAll(() => service.stop());
 
@@ -116,7 +115,7 @@ describe('FHIR Bulk Data $export', () => {
       diagnostics: expect.stringContaining('system-level'),
     });
     // System scopes decide the types.
-    const narrow = await systemToken(service, (await service.newTenant()).organizationId, 'system/Patient.read');
+    const { accessToken: narrow } = await systemToken(service, 'system/Patient.read');
     expect(await refusal('/fhir/R4/$export?_type=Observation', { ...ASYNC, ...bearer(narrow) })).toMatchObject({ status: 403 });
     const onlyPatients = await exported('/fhir/R4/$export', narrow);
     expect(new Set(onlyPatients.map((resource) => resource.resourceType))).toEqual(new Set(['Patient']));
@@ -142,7 +141,7 @@ describe('FHIR Bulk Data $export', () => {
   it('keeps each organization’s exports to itself: another organization’s token gets 404 for the status, the files and DELETE', async () => {
     const statusUrl = await kickOff(service, '/fhir/R4/$export?_type=Patient', token);
     const manifest = await manifestOf(statusUrl, token);
-    const other = await systemToken(service, (await service.newTenant()).organizationId);
+    const { accessToken: other } = await systemToken(service, 'system/*.rs');
     expect((await get(statusUrl, other)).status).toBe(404);
     expect((await get(manifest.output[0]!.url, other)).status).toBe(404);
     expect((await fetch(statusUrl, { method: 'DELETE', headers: bearer(other) })).status).toBe(404);

@@ -1,6 +1,6 @@
 import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { CHAOS_FAILURE, type ExportOutcome, type ExportWorkflowInput } from './contract';
+import { CHAOS_FAILURE, type ExportOutcome, type ExportWorkflowInput } from '../../interop/bulk-export/export';
 
 const { planExport, writeExportType, endExport, discardExport } = proxyActivities<SandboxActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { DEFAULT_RETENTION_BATCH_SIZE, RETENTION_TARGETS, type RetentionCounts, type RetentionInput } from './contract';
+import { RETENTION_TARGETS } from '../../drizzle/vocabulary';
+import { DEFAULT_RETENTION_BATCH_SIZE, type RetentionCounts, type RetentionInput } from './contract';
 
 const { purgeBatch } = proxyActivities<SandboxActivities>({
   startToCloseTimeout: '1 minute',
@@ -22,6 +23,7 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
     authorization_codes: 0,
     launch_handles: 0,
     tokens: 0,
+    client_assertions: 0,
     deliveries: 0,
     bulk_exports: 0,
     delivery_attempts: 0,

@@ -3,7 +3,6 @@ CREATE TABLE "bulk_export_files" (
 	"name" text NOT NULL,
 	"kind" text NOT NULL,
 	"resource_type" text NOT NULL,
-	"exported_type" text NOT NULL,
 	"count" integer NOT NULL,
 	"content" text NOT NULL,
 	CONSTRAINT "bulk_export_files_export_id_name_pk" PRIMARY KEY("export_id","name")
@@ -16,7 +15,7 @@ CREATE TABLE "bulk_exports" (
 	"request" jsonb NOT NULL,
 	"chaos" jsonb,
 	"types_total" integer NOT NULL,
-	"types_done" integer DEFAULT 0 NOT NULL,
+	"types_written" jsonb DEFAULT '[]'::jsonb NOT NULL,
 	"error" text,
 	"transaction_time" timestamp with time zone NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,

@@ -1,7 +1,6 @@
 import type { ExportLevel } from '../../drizzle/vocabulary';
-import { parseResourceScope, splitScope } from '../../smart/scopes';
-import { FhirError } from '../operation-outcome';
-import { criterion, ID_PARAMETER, searchParametersOf } from '../search-parameters';
+import { FhirError } from '../../fhir/operation-outcome';
+import { criterion, ID_PARAMETER, searchParametersOf } from '../../fhir/search-parameters';
 
 /**
  * A FHIR Bulk Data 2.0 kick-off (`$export`), checked and resolved once, when it is made: the workflow
@@ -31,17 +30,6 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2
 /** A comma that starts the next query of a comma-separated `_typeFilter` (Bulk Data 2.0 allows both forms). */
 const NEXT_QUERY = /,(?=[A-Z][A-Za-z]*\?)/;
 const MAX_TYPE_FILTERS = 50;
-
-/**
- * The types a token's scopes let it export: a `system/` scope with read permission (v1 `.read` or
- * `.*`, v2 `r`) on the type or `*`, unfiltered. A patient- or user-level scope exports nothing.
- */
-export function systemReadableTypes(scope: string, types: readonly string[]): string[] {
-  const scopes = splitScope(scope)
-    .map(parseResourceScope)
-    .filter((parsed) => parsed !== null && parsed.context === 'system' && parsed.read && parsed.filter.length === 0);
-  return types.filter((type) => scopes.some((parsed) => parsed!.resourceType === '*' || parsed!.resourceType === type));
-}
 
 /**
  * The kick-off's parameters, checked against what this level can export (`levelTypes`) and what the

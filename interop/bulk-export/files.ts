@@ -1,7 +1,7 @@
 import type { FhirResource, OperationOutcome } from 'fhir/r4';
 import type { ExportFileKind } from '../../drizzle/vocabulary';
+import { operationOutcome } from '../../fhir/operation-outcome';
 import { type FhirStore, patientOf } from '../../fixtures/store';
-import { operationOutcome } from '../operation-outcome';
 import { type ExportRequest, typeFilterMatcher } from './request';
 
 /** A file is cut at this size (and the type continues in the next), so no stored file is larger. */
