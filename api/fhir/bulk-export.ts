@@ -10,7 +10,7 @@ import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { isId, newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
-import type { SmartUrls } from '../../smart/endpoints';
+import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { permission } from '../../smart/scopes';
 import { exportSearchAttributes, exportWorkflowId } from '../../workflows/export/contract';
 import { exportWorkflow } from '../../workflows/export/workflow';
@@ -54,8 +54,8 @@ export function bulkExportRouter({
   withToken: RequestHandler;
 }): Router {
   const router = express.Router();
-  const base = '/fhir/R4';
-  const statusUrl = (id: string) => `${urls.fhirBase}/bulk-export/${id}`;
+  const base = SMART_PATHS.fhirBase;
+  const statusUrl = (id: string) => `${urls.fhirBase}${BULK_EXPORT_PATHS.status.replace(':exportId', id)}`;
   const compartmentTypes = levelTypes(fhirStore, 'patient');
   const typesOf = (level: ExportLevel) => (level === 'system' ? fhirStore.supportedTypes : compartmentTypes);
 
