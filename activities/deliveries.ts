@@ -13,16 +13,15 @@ import {
   reliabilityProfiles,
 } from '../drizzle/schema';
 import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
-import { asFhirJson } from '../fhir/resource-json';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
 import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
 import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
+import { newDelivery } from '../webhooks/new-delivery';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
 
@@ -301,35 +300,25 @@ export function createDeliveryActivities({
       if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
       const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
       const failedAt = new Date().toISOString();
-      const envelope: WebhookEnvelope = {
-        id: newId('evt'),
-        event: DELIVERY_EXHAUSTED_EVENT,
-        connection_id: null,
-        environment: failed.environment,
-        occurred_at: failedAt,
-        resource: asFhirJson(
-          exhaustedReport({
-            deliveryId: failed.id,
-            event: failed.event,
-            connectionId: failed.connectionId,
-            lastStatus: attempts.at(-1)?.responseStatus ?? null,
-            attemptCount: attempts.length,
-            failedAt,
-          }),
-        ),
-      };
-      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
-      await recordNewDelivery(db, {
-        id: newId('dlv'),
+      const report = newDelivery({
         organizationId: failed.organizationId,
         connectionId: null,
         scenarioId: failed.scenarioId,
         event: DELIVERY_EXHAUSTED_EVENT,
         environment: failed.environment,
-        envelopeBody: JSON.stringify(envelope),
-        createdAt: failedAt,
+        occurredAt: failedAt,
+        resource: exhaustedReport({
+          deliveryId: failed.id,
+          event: failed.event,
+          connectionId: failed.connectionId,
+          lastStatus: attempts.at(-1)?.responseStatus ?? null,
+          attemptCount: attempts.length,
+          failedAt,
+        }),
         sourceDeliveryId: failed.id,
       });
+      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
+      await recordNewDelivery(db, report);
       return (await reportOf())!;
     },
 

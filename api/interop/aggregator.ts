@@ -164,7 +164,7 @@ export function aggregatorRoutes({
       errors: [404, 415, 422],
       handler: async ({ auth, body, res }) => {
         if (body.patient_id !== undefined && !fhirStore.read('Patient', body.patient_id)) {
-          throw notFound('patient', body.patient_id);
+          throw notFound('patient', body.patient_id, 'body.patient_id');
         }
         await assertWithinInFlightBound(
           db,
@@ -242,7 +242,7 @@ export function aggregatorRoutes({
       errors: [404],
       handler: async ({ auth, params }) => {
         const row = await findOwned(auth.organizationId, params.query_id);
-        if (!row) throw notFound('aggregator query', params.query_id);
+        if (!row) throw notFound('aggregator query', params.query_id, 'path.query_id');
         return present(row);
       },
     }),
