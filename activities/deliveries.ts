@@ -12,11 +12,10 @@ import {
   organizations,
   reliabilityProfiles,
 } from '../drizzle/schema';
-import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
-import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import { type ChaosEffect, DEFAULT_RELIABILITY_PROFILE, pickChaos, reliabilityProfileSchema } from '../webhooks/chaos';
 import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import { exhaustedReport } from '../webhooks/exhausted-report';
@@ -24,6 +23,7 @@ import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '..
 import { newDelivery } from '../webhooks/new-delivery';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
+import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../webhooks/vocabulary';
 
 export interface DeliveryActivityDependencies {
   db: Database;
@@ -102,7 +102,7 @@ export function createDeliveryActivities({
         organizationSecret: organizations.webhookSecret,
         connectionUrl: connections.webhookUrl,
         connectionSecret: connections.webhookSecret,
-        chaosProfile: reliabilityProfiles.profile,
+        reliabilityProfile: reliabilityProfiles.profile,
       })
       .from(deliveries)
       .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
@@ -116,9 +116,9 @@ export function createDeliveryActivities({
       secret: row.connectionSecret ?? row.organizationSecret,
       source: row.connectionUrl ? 'connection' : 'organization',
     };
-    const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
+    const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
     const recorded = row.recorded?.id ? row.recorded : null;
-    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile, organizationId: row.organizationId };
+    return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
   }
 
   /**
@@ -231,7 +231,7 @@ export function createDeliveryActivities({
           if (prepared.recorded) return asResult(prepared.recorded);
           if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
           slotHeldFor = prepared.organizationId;
-          chaos.effect = pickChaos(prepared.chaosProfile, input.attemptNumber);
+          chaos.effect = pickChaos(prepared.reliabilityProfile, input.attemptNumber);
           // The intent, before anything is sent: a worker dying after the POST still leaves the send in the log.
           const [intent] = await db
             .insert(deliveryAttempts)

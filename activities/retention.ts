@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
-import type { RetentionTarget } from '../drizzle/vocabulary';
-import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
+import type { RetentionTarget } from '../webhooks/vocabulary';
+import { TERMINAL_DELIVERY_STATUSES } from '../webhooks/vocabulary';
 
 export interface PurgeResult {
   rows: number;

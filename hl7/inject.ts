@@ -1,6 +1,5 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
@@ -13,6 +12,7 @@ import { processHl7OffLoop } from './off-loop';
 import type { PortableHl7Outcome } from './portable-outcome';
 import { processHl7 } from './process';
 import type { Hl7Problem } from './validate';
+import type { Hl7ConformanceMode } from './vocabulary';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under

@@ -7,7 +7,7 @@ import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { DatabaseHandle } from '../platform/database';
 import { VERSION } from '../platform/version';
-import { createWorkflowClient } from '../platform/workflow-client';
+import { createWorkflowGateway } from '../platform/workflow-gateway';
 import type { ResolveHost } from '../webhooks/targets';
 import { type RunningMllpListener, startMllpListener } from './mllp';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -87,7 +87,7 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
       resolveHost: options.resolveHost,
     });
     server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
-    const workflows = createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
+    const workflows = createWorkflowGateway(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
     mllp = await startMllpListener({ config, db: database.db, workflows, logger });
   }
 

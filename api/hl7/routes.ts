@@ -2,7 +2,6 @@ import { and, eq } from 'drizzle-orm';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { hl7Identities } from '../../drizzle/schema';
-import { HL7_CONFORMANCE_MODES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
@@ -11,11 +10,12 @@ import { findRecipientByIdentity, type Hl7Recipient, hl7MessageCost, isAccepted,
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
+import { HL7_CONFORMANCE_MODES } from '../../hl7/vocabulary';
 import type { Config } from '../../platform/config';
 import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
-import type { WorkflowClient } from '../../platform/workflow-client';
+import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import { acceptWork } from '../http/accepted-work';
 import { rateLimited } from '../http/cost-limit';
@@ -163,7 +163,7 @@ function namedConnection(inBody: string | undefined, inQuery: string | undefined
 interface Hl7RouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { findScenario, scenarios } from '../../catalog/scenarios';
 import { type ScenarioRun, scenarioRuns } from '../../drizzle/schema';
-import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError, WorkflowRefusedError } from '../../platform/workflow-client';
+import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from '../../platform/workflow-gateway';
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
 import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
 import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
+import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../scenarios/vocabulary';
 import {
   advanceScenarioUpdate,
   advanceUpdateId,
@@ -94,7 +94,7 @@ const listQuerySchema = pageQuerySchema.extend({
 interface ScenarioRouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 

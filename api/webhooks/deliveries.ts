@@ -2,12 +2,11 @@ import { z } from 'zod';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { findScenario } from '../../catalog/scenarios';
 import type { Delivery } from '../../drizzle/schema';
-import { DELIVERY_STATUSES, isTerminal } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
+import { WorkflowClosedError, type WorkflowGateway } from '../../platform/workflow-gateway';
 import {
   attemptsOf,
   findDelivery,
@@ -18,6 +17,7 @@ import {
   recordNewDelivery,
 } from '../../webhooks/delivery-records';
 import { newDelivery } from '../../webhooks/new-delivery';
+import { DELIVERY_STATUSES, isTerminal } from '../../webhooks/vocabulary';
 import {
   cancelDeliveryUpdate,
   cannotCancel,
@@ -69,7 +69,7 @@ const deliveryParams = z.object({ id: idSchema('dlv') });
 interface DeliveryRouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 

@@ -12,9 +12,9 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
 import type { CarriedDelivery } from '../../webhooks/claim-check';
+import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,

@@ -10,9 +10,9 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { isRunEnded } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
 import type { ScenarioProgress } from '../../scenarios/run';
+import { isRunEnded } from '../../scenarios/vocabulary';
 import { startDeliveryChild } from '../delivery/workflow';
 import {
   type AdvanceRequest,
