@@ -82,7 +82,8 @@ export function capabilityStatement(options: {
               ],
             },
           ],
-          description: 'Reads need a SMART access token with patient-level scopes (patient/<type>.rs or .read); a token reads only its own patient.',
+          description:
+            'Reads need a SMART access token. An app launch gets patient-level scopes (patient/<type>.rs or .read) and reads only its own patient. A backend services client (SMART Backend Services: client_credentials with a private_key_jwt assertion signed RS384 or ES384) gets system-level scopes (system/<type>.rs or .read) and reads every patient of the synthetic world. See /.well-known/smart-configuration.',
         },
         resource,
       },
