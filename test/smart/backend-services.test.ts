@@ -69,6 +69,11 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     expect(observations.body.entry.every((entry: any) => entry.resource.subject.reference === `Patient/${second}`)).toBe(true);
     const everyPatient = await service.call('/fhir/R4/Patient?_summary=count', { headers: token });
     expect(everyPatient.body.total).toBe(service.fhirStore.patients().length);
+    const totalOf = async (query: string) => (await service.call(`/fhir/R4/${query}`, { headers: token })).body.total;
+    const observationsOf = (id: string) => service.fhirStore.listForPatient('Observation', id).length;
+    expect(await totalOf(`Observation?patient=${first},Patient/${second}&_summary=count`)).toBe(observationsOf(first) + observationsOf(second));
+    expect(await totalOf(`Observation?patient=${first}&subject=Patient/${second}&_summary=count`)).toBe(0);
+    expect(await totalOf(`Patient?_id=${first},${second}&_summary=count`)).toBe(2);
 
     const outOfScope = await service.call(`/fhir/R4/Condition?patient=${first}`, { headers: token });
     expect(outOfScope.status).toBe(403);
@@ -93,6 +98,20 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
       (await postForm(service, '/oauth/introspect', { token: response.body.access_token }, { authorization: `Bearer ${apiKey}` })).body;
     expect(await seenBy(tenant.key)).toMatchObject({ active: true, client_id: clientId, sub: clientId, scope: 'system/*.rs' });
     expect(await seenBy(other.key)).toEqual({ active: false });
+  });
+
+  it('lets the client revoke its token, authenticating with a new assertion (RFC 7009)', async () => {
+    const { clientId, key } = await inlineClient('ES256');
+    const issued = await clientCredentials(service, await signAssertion(service, clientId, key), 'system/Patient.rs');
+    const token = bearer(issued.body.access_token);
+    expect((await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: token })).status).toBe(200);
+    const revoked = await postForm(service, '/oauth/revoke', {
+      token: issued.body.access_token,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await signAssertion(service, clientId, key),
+    });
+    expect(revoked.status).toBe(200);
+    expect((await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: token })).status).toBe(401);
   });
 
   it('fetches the JWK Set from the client’s jwks_uri at each assertion, so a rotated key works at once', async () => {
