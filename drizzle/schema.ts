@@ -358,7 +358,7 @@ export const rateLimitWindows = pgTable(
 );
 
 /**
- * Aggregator queries (README, "Aggregator query"): the request, and the answer once the query's
+ * Aggregator queries (docs/api/aggregator.md): the request, and the answer once the query's
  * workflow has merged what the sources sent. The query's workflow writes it (its first step records
  * the query), so a query exists exactly when its workflow does.
  */

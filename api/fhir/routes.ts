@@ -185,7 +185,7 @@ function assertServed(fhirStore: FhirStore, type: string): void {
 }
 
 /**
- * The one rule for other patients' data (README): 403 Forbidden, for reads and searches alike.
+ * The one rule for other patients' data (docs/api/smart-on-fhir.md, Access rules): 403 Forbidden, for reads and searches alike.
  * The synthetic world is public, so there is no existence to hide, and a clear refusal is what a
  * developer needs to see. Resources that belong to no patient (Practitioner, Organization, …)
  * are readable with a scope for their type.

@@ -18,7 +18,7 @@ import { SYNTHETIC_META } from '../../fixtures/synthetic';
  * certification, OIG and SAM exclusion checks and Medicare enrollment, each primary-source check as
  * a FHIR R4 VerificationResult, and the overall status. Derived from the world's practitioners
  * alone (no clock, no randomness), so every file is the same on every run; the variations are in
- * VARIATIONS (README, "Credentialing").
+ * VARIATIONS (docs/api/credentialing.md).
  */
 
 export const CREDENTIALING_STATUSES = ['verified', 'in_progress', 'flagged'] as const;
