@@ -10,18 +10,14 @@ import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createApp } from '../api/app';
-import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
 import { generateApiKey } from '../platform/secrets';
-import { VERSION } from '../platform/version';
-import { listen } from '../runtime/services';
+import { startProcess } from '../runtime/process';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
-import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 import { signEnvelope } from '../webhooks/signing';
@@ -233,16 +229,15 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
     WEBHOOK_RETRY_SCHEDULE: schedule,
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    HL7_MLLP_PORT: 'off',
   });
   const database = await openDatabase({ databaseUrl, dataDir: scratch });
   const temporal = await connectTemporal(temporalAddress, 'default');
-  const worker = await startWorker({ address: temporalAddress, config, db: database.db });
-  const server = await listen(
-    createApp({ config, db: database.db, listen: database.listen, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
-    '127.0.0.1',
-    0,
-    5,
-  );
+  const running = await startProcess({ config, logger, database, temporal, temporalAddress, roles: { api: true, worker: true } });
+  const server = running.server!;
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
     async tenant(webhookUrl: string) {
@@ -250,8 +245,7 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
       return issueApiKey(database.db, organization.id);
     },
     async stop() {
-      await server.close();
-      await worker.stop();
+      for (const { run } of running.stops) await run();
       await temporal.connection.close();
       await database.close();
     },

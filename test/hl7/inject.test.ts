@@ -6,7 +6,6 @@ import { SYNTHETIC_TAG } from '../../fixtures/synthetic';
 import { parseHl7 } from '../../hl7/parse';
 import { listTemplates, renderTemplate } from '../../hl7/templates';
 import { mapToFhir } from '../../hl7/to-fhir';
-import { HL7_TRIGGERS } from '../../hl7/triggers';
 import { validateHl7 } from '../../hl7/validate';
 import { tenantReceivingAt } from '../support/deliveries';
 import { fhirErrors } from '../support/fhir-validator';

@@ -1,7 +1,7 @@
 /**
- * The vocabularies the tables store, each list written once: the drizzle schema, the zod schemas of
- * the API, the activities and the workflows all derive their types from these tuples. They live
- * beside the schema because every layer above it uses them.
+ * The webhook domain's vocabulary, each list written once: the schema's columns, the API's zod
+ * schemas, the activities and the workflows derive their types from these tuples. It imports nothing,
+ * so every layer may use it, the drizzle schema included (CONVENTIONS.md, Layers).
  */
 
 /** Delivery states (CONVENTIONS.md, Webhooks): pending → succeeded | retrying → … → succeeded | failed | cancelled. */
@@ -34,37 +34,6 @@ export type TargetSource = (typeof TARGET_SOURCES)[number];
 /** The chaos modes a reliability profile can switch on. */
 export const CHAOS_MODES = ['transient_503', 'slow', 'rate_limit'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
-
-/**
- * An aggregator query runs until its workflow has merged every source's answer, then says how that
- * went (docs/api/aggregator.md): `completed` when every source answered, `partial` when some
- * failed or timed out, `failed` when none answered.
- */
-export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;
-export type AggregatorQueryStatus = (typeof AGGREGATOR_QUERY_STATUSES)[number];
-
-/** Scenario run states: `running` until every step is done (`completed`), or `cancelled`, or `failed` (an error stopped it). */
-export const SCENARIO_RUN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
-export type ScenarioRunStatus = (typeof SCENARIO_RUN_STATUSES)[number];
-
-export function isRunEnded(status: ScenarioRunStatus): boolean {
-  return status !== 'running';
-}
-
-/** A step's state: `waiting` while its delay runs (or, at manual pace, until advanced). */
-export const SCENARIO_STEP_STATUSES = ['pending', 'waiting', 'done', 'skipped', 'cancelled'] as const;
-export type ScenarioStepStatus = (typeof SCENARIO_STEP_STATUSES)[number];
-
-/** How a run's clock moves: typical delays as they are, divided by `time_scale`, or only when advanced. */
-export const PACE_MODES = ['realtime', 'accelerated', 'manual'] as const;
-export type PaceMode = (typeof PACE_MODES)[number];
-
-/**
- * How strictly an inbound HL7 v2 message is checked: `lenient` (findings are warnings on an AA, as
- * production listeners answer) or `strict` (findings are errors, AE), per HL7 identity and per request.
- */
-export const HL7_CONFORMANCE_MODES = ['lenient', 'strict'] as const;
-export type Hl7ConformanceMode = (typeof HL7_CONFORMANCE_MODES)[number];
 
 /** What is purged, in this order; each is a kind of row past its use. */
 export const RETENTION_TARGETS = [
