@@ -1,13 +1,34 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
+const UNIT_TESTS = 'test/**/*.unit.test.ts';
+
+/**
+ * Two tiers (CONVENTIONS.md, Tests). `npm test` runs both; `npm run test:unit` only the first.
+ * - unit: pure modules; no global setup, so these tests cannot reach Postgres, Temporal or a Go binary.
+ * - integration: one Temporal dev server, one time-skipping server and one fresh Postgres database
+ *   for the whole run (test/support/global-setup.ts).
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One Temporal dev server and one fresh Postgres database for the whole run.
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-    pool: 'forks',
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: [UNIT_TESTS], testTimeout: 30_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          // The cluster tests start their own Temporal cluster: `npm run test:cluster` (vitest.cluster.config.ts).
+          exclude: [...configDefaults.exclude, UNIT_TESTS, 'test/cluster/**'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+        },
+      },
+    ],
   },
 });
