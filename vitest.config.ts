@@ -24,7 +24,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, UNIT_TESTS],
+          // The cluster tests start their own Temporal cluster: `npm run test:cluster` (vitest.cluster.config.ts).
+          exclude: [...configDefaults.exclude, UNIT_TESTS, 'test/cluster/**'],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 120_000,

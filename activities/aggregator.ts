@@ -6,6 +6,7 @@ import { aggregatorQueries, organizations } from '../drizzle/schema';
 import type { FhirStore } from '../fixtures/store';
 import { AGGREGATOR_COMPLETED_EVENT, queryCompletedTask } from '../interop/aggregator/completed-event';
 import { type AggregatedAnswer, aggregate, type SourceOutcome, withinDates } from '../interop/aggregator/merge';
+import { type AggregatorQueryRequest, type AggregatorWorkflowInput, aggregatorQueryPath, type StoredResult } from '../interop/aggregator/query';
 import { findSource, matchAtSource, SOURCE_MRN_SYSTEM, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
 import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
@@ -14,15 +15,11 @@ import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { NewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
-import type { AggregatorQueryRequest, AggregatorWorkflowInput } from '../workflows/aggregator/contract';
 
 export interface AggregatorActivityDependencies {
   db: Database;
   fhirStore: FhirStore;
 }
-
-/** Where a query's answer is read. */
-export const aggregatorQueryPath = (queryId: string) => `/v1/sandbox/aggregator/queries/${queryId}`;
 
 /**
  * The aggregator's activities: record the query, ask one simulated source (with its latency, its
@@ -124,9 +121,6 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
     },
   };
 }
-
-/** What a completed query stores: the answer, and the completion webhook so a retried step sends the same one. */
-export type StoredResult = AggregatedAnswer & { webhook_delivery: NewDelivery | null };
 
 function completionDelivery(
   input: { queryId: string; organizationId: string },

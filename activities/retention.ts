@@ -1,9 +1,18 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartLaunches, smartTokens, stagedEnvelopes } from '../drizzle/schema';
+import {
+  deliveries,
+  deliveryAttempts,
+  idempotencyKeys,
+  smartAuthorizations,
+  smartClientAssertions,
+  smartLaunches,
+  smartTokens,
+  stagedEnvelopes,
+} from '../drizzle/schema';
+import type { RetentionTarget } from '../drizzle/vocabulary';
 import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
-import type { RetentionTarget } from '../workflows/retention/contract';
 
 export interface PurgeResult {
   rows: number;
@@ -26,7 +35,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         .returning({ key: idempotencyKeys.key });
       return { rows: gone.length, attempts: 0 };
     },
-    // Never exchanged: a picker request or a code. Once exchanged it holds the grant its tokens belong to.
+    // Never exchanged: a picker request, a code, or a client_credentials grant whose token has expired. Once exchanged it holds the grant its tokens belong to.
     authorization_codes: async (cutoff, batchSize) => {
       const batch = db
         .select({ id: smartAuthorizations.id })
@@ -53,6 +62,18 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         .where(or(lt(smartTokens.expiresAt, cutoff), lt(smartTokens.revokedAt, cutoff)))
         .limit(batchSize);
       const gone = await db.delete(smartTokens).where(inArray(smartTokens.id, batch)).returning({ id: smartTokens.id });
+      return { rows: gone.length, attempts: 0 };
+    },
+    client_assertions: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ clientId: smartClientAssertions.clientId, jti: smartClientAssertions.jti })
+        .from(smartClientAssertions)
+        .where(lt(smartClientAssertions.expiresAt, cutoff))
+        .limit(batchSize);
+      const gone = await db
+        .delete(smartClientAssertions)
+        .where(sql`(${smartClientAssertions.clientId}, ${smartClientAssertions.jti}) in (${batch})`)
+        .returning({ jti: smartClientAssertions.jti });
       return { rows: gone.length, attempts: 0 };
     },
     // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or

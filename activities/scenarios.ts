@@ -5,10 +5,10 @@ import type { Database } from '../platform/database';
 import { buildStepResources, simulatedTimeOf } from '../scenarios/content';
 import { resourceStamp, stepDeliveryId, stepEventId } from '../scenarios/ids';
 import type { RunPlan } from '../scenarios/plan';
+import type { NewScenarioRun, ScenarioProgress } from '../scenarios/run';
 import { findRun, recordNewRun, recordRunProgress } from '../scenarios/run-records';
 import type { NewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
-import type { NewScenarioRun, ScenarioProgress } from '../workflows/scenario/contract';
 
 export interface ScenarioActivityDependencies {
   db: Database;

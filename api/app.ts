@@ -108,7 +108,7 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths })));
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
   app.use(smartDiscoveryRouter({ urls, tokens }));
-  app.use(oauthRouter({ ...deps, flow, tokens }));
+  app.use(oauthRouter({ ...deps, urls, flow, tokens }));
   const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
   app.use(fhirRouter({ ...deps, tokens, urls, apiKey }));
 

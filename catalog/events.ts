@@ -17,10 +17,10 @@ import { type FhirStore, patientOf } from '../fixtures/store';
 import { SANDBOX_SYSTEM, SYNTHETIC_META, WORLD_AS_OF } from '../fixtures/synthetic';
 import { processHl7 } from '../hl7/process';
 import { renderTemplate } from '../hl7/templates';
+import { GENERIC_HL7_EVENT, HL7_TRIGGERS } from '../hl7/triggers';
 import { queryCompletedTask } from '../interop/aggregator/completed-event';
 import { credentialingBundle } from '../interop/credentialing/file';
 import { exhaustedReport } from '../webhooks/exhausted-report';
-import { GENERIC_HL7_EVENT, HL7_TRIGGERS } from './hl7-triggers';
 
 /**
  * The event catalog: the one list of webhook event names (CONVENTIONS.md: `<domain>.<entity>.<action>`).

@@ -1,6 +1,6 @@
 import type { ClaimResponseItemAdjudication, ClaimResponseTotal, CodeableConcept, Money } from 'fhir/r4';
-import { type PayerRules, requiresPriorAuth } from '../catalog/payer-rules';
-import { CARC, type CarcKey, type Code, concept, SYSTEM } from '../fixtures/terminology';
+import { CARC, type CarcKey, type Code, concept, SYSTEM } from '../fhir/terminology';
+import { type PayerRules, requiresPriorAuth } from './payer-rules';
 
 /**
  * The one claim adjudication engine: the synthetic world's revenue cycle (fixtures/revenue-cycle.ts)

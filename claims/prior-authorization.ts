@@ -1,5 +1,5 @@
 import type { Claim, ClaimResponse, CodeableConcept, CommunicationRequest, Extension, Identifier, Meta, Reference } from 'fhir/r4';
-import { type Code, concept, SYSTEM } from '../fixtures/terminology';
+import { type Code, concept, SYSTEM } from '../fhir/terminology';
 import { usd } from './adjudication';
 
 /**

@@ -217,7 +217,9 @@ const expiresAt = () => timestamp('expires_at', { withTimezone: true, mode: 'dat
 
 /**
  * SMART on FHIR clients (RFC 7591 metadata names). A confidential client's secret is kept as its
- * SHA-256 only; `scope` (when set) bounds what the client may ever be granted.
+ * SHA-256 only; `scope` (when set) bounds what the client may ever be granted. A backend services
+ * client (private_key_jwt) has no redirect URIs and holds public keys instead: a JWK Set, inline or
+ * at its `jwks_uri`.
  */
 export const smartClients = pgTable(
   'smart_clients',
@@ -229,9 +231,11 @@ export const smartClients = pgTable(
     name: text('name').notNull(),
     redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
     scope: text('scope'),
-    tokenEndpointAuthMethod: text('token_endpoint_auth_method', { enum: ['none', 'client_secret_basic'] }).notNull(),
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method', { enum: ['none', 'client_secret_basic', 'private_key_jwt'] }).notNull(),
     launchUri: text('launch_uri'),
     secretHash: text('secret_hash'),
+    jwks: jsonb('jwks').$type<{ keys: Record<string, unknown>[] }>(),
+    jwksUri: text('jwks_uri'),
     createdAt: createdAt(),
   },
   (table) => [index('smart_clients_organization_idx').on(table.organizationId, table.id)],
@@ -257,6 +261,8 @@ export const smartLaunches = pgTable(
 /**
  * One authorization: a standalone request waiting at the patient picker, then a single-use code
  * (kept as its SHA-256), then the grant its tokens belong to. Revoking it revokes every token.
+ * A client_credentials grant (`system`) is one too, born granted: no redirect, state or PKCE (empty),
+ * never exchanged, expiring with its access token.
  */
 export const smartAuthorizations = pgTable(
   'smart_authorizations',
@@ -265,7 +271,7 @@ export const smartAuthorizations = pgTable(
     clientId: text('client_id')
       .notNull()
       .references(() => smartClients.id, { onDelete: 'cascade' }),
-    launchKind: text('launch_kind', { enum: ['ehr', 'standalone'] }).notNull(),
+    launchKind: text('launch_kind', { enum: ['ehr', 'standalone', 'system'] }).notNull(),
     redirectUri: text('redirect_uri').notNull(),
     state: text('state').notNull(),
     scope: text('scope').notNull(),
@@ -306,6 +312,22 @@ export const smartTokens = pgTable(
 );
 
 /**
+ * The `jti` of every client assertion (RFC 7523) accepted, until it expires: one used again within
+ * its lifetime is refused, whichever API process sees it.
+ */
+export const smartClientAssertions = pgTable(
+  'smart_client_assertions',
+  {
+    clientId: text('client_id')
+      .notNull()
+      .references(() => smartClients.id, { onDelete: 'cascade' }),
+    jti: text('jti').notNull(),
+    expiresAt: expiresAt(),
+  },
+  (table) => [primaryKey({ columns: [table.clientId, table.jti] }), index('smart_client_assertions_expires_at_idx').on(table.expiresAt)],
+);
+
+/**
  * The key pair that signs access and id tokens, generated once by whichever process needs it first
  * and kept here, so tokens survive restarts and every API process signs and verifies alike.
  */
@@ -336,7 +358,7 @@ export const rateLimitWindows = pgTable(
 );
 
 /**
- * Aggregator queries (README, "Aggregator query"): the request, and the answer once the query's
+ * Aggregator queries (docs/api/aggregator.md): the request, and the answer once the query's
  * workflow has merged what the sources sent. The query's workflow writes it (its first step records
  * the query), so a query exists exactly when its workflow does.
  */

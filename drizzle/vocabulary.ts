@@ -37,7 +37,7 @@ export type ChaosMode = (typeof CHAOS_MODES)[number];
 
 /**
  * An aggregator query runs until its workflow has merged every source's answer, then says how that
- * went (README, "Aggregator query"): `completed` when every source answered, `partial` when some
+ * went (docs/api/aggregator.md): `completed` when every source answered, `partial` when some
  * failed or timed out, `failed` when none answered.
  */
 export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;
@@ -65,3 +65,20 @@ export type PaceMode = (typeof PACE_MODES)[number];
  */
 export const HL7_CONFORMANCE_MODES = ['lenient', 'strict'] as const;
 export type Hl7ConformanceMode = (typeof HL7_CONFORMANCE_MODES)[number];
+
+/** What is purged, in this order; each is a kind of row past its use. */
+export const RETENTION_TARGETS = [
+  /** Idempotency-Key records past their 24 h. */
+  'idempotency_keys',
+  /** SMART authorization codes and picker requests that expired unused. */
+  'authorization_codes',
+  /** SMART EHR launch handles past their lifetime. */
+  'launch_handles',
+  /** SMART access and refresh tokens that expired or were revoked. */
+  'tokens',
+  /** The jti of client assertions (SMART Backend Services) past their exp: such an assertion no longer verifies. */
+  'client_assertions',
+  /** Finished deliveries (with their attempts) older than DELIVERY_RETENTION_DAYS. */
+  'deliveries',
+] as const;
+export type RetentionTarget = (typeof RETENTION_TARGETS)[number];

@@ -1,13 +1,21 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from 'fhir/r4';
-import type { SmartUrls } from '../smart/endpoints';
 import { searchParametersOf } from './search-parameters';
 
 /**
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
  * served, secured by SMART on FHIR (the `oauth-uris` extension and the SMART-on-FHIR service).
  */
+/** The absolute URLs the statement publishes: the FHIR base and the authorization server's endpoints (smart/endpoints.ts gives them). */
+export interface SecuredByUrls {
+  fhirBase: string;
+  authorize: string;
+  token: string;
+  introspect: string;
+  revoke: string;
+}
+
 export function capabilityStatement(options: {
-  urls: SmartUrls;
+  urls: SecuredByUrls;
   resourceTypes: readonly string[];
   version: string;
   published: string;
@@ -74,7 +82,8 @@ export function capabilityStatement(options: {
               ],
             },
           ],
-          description: 'Reads need a SMART access token with patient-level scopes (patient/<type>.rs or .read); a token reads only its own patient.',
+          description:
+            'Reads need a SMART access token. An app launch gets patient-level scopes (patient/<type>.rs or .read) and reads only its own patient. A backend services client (SMART Backend Services: client_credentials with a private_key_jwt assertion signed RS384 or ES384) gets system-level scopes (system/<type>.rs or .read) and reads every patient of the synthetic world. See /.well-known/smart-configuration.',
         },
         resource,
       },

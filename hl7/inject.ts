@@ -4,10 +4,8 @@ import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
-import type { WorkflowClient } from '../platform/workflow-client';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../webhooks/envelope';
-import { startDelivery } from '../webhooks/start-delivery';
 import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
 import { batchAck, isBatchOrStream, splitStream } from './batch';
 import { authenticateMllpToken, type MllpSender } from './credentials';
@@ -25,8 +23,8 @@ import type { Hl7Problem } from './validate';
 
 export interface Hl7DeliveryDependencies {
   db: Database;
-  workflows: WorkflowClient;
-  retryScheduleMs: number[];
+  /** Starts a delivery's workflow (api/webhooks/start-delivery.ts): given by the process, which is above the workflows. */
+  startDelivery: (delivery: NewDelivery) => Promise<unknown>;
   /** Told about failures that do not change the answer (logging). */
   onError?: (error: unknown) => void;
 }
@@ -79,7 +77,7 @@ export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): New
  */
 export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
   const delivery = planHl7Delivery(recipient, outcome);
-  await startDelivery(deps, delivery, deps.retryScheduleMs);
+  await deps.startDelivery(delivery);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return delivery.id;
 }

@@ -1,8 +1,8 @@
 import type { Bundle } from 'fhir/r4';
-import { type Hl7Trigger, hl7EventFor } from '../catalog/hl7-triggers';
 import { type AcknowledgementsDue, acknowledgementsDue, addresseeFromText, addresseeOf, buildAck, type Hl7Ack } from './ack';
 import { MAX_MESSAGE_BYTES, NotHl7Error, type ParsedHl7, parseHl7, UnreadableHl7Error } from './parse';
 import { mapToFhir } from './to-fhir';
+import { type Hl7Trigger, hl7EventFor } from './triggers';
 import { acknowledgmentCode, type ConformanceMode, type Hl7Problem, validateHl7 } from './validate';
 
 /** What became of one inbound message: the same for the HTTP inject and the MLLP listener. */

@@ -15,10 +15,10 @@ import type {
   Practitioner,
   Reference,
 } from 'fhir/r4';
-import { findHl7Trigger, type Hl7Trigger } from '../catalog/hl7-triggers';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import { SANDBOX_SYSTEM, WORLD_AS_OF } from '../fixtures/synthetic';
 import { type Er7Field, er7Header, er7Message, er7Segment, hl7Date, hl7Timestamp } from './er7';
+import { findHl7Trigger, type Hl7Trigger } from './triggers';
 
 /**
  * ER7 templates for every trigger the sandbox takes, filled from a synthetic patient of the world
@@ -647,7 +647,7 @@ export const TEMPLATE_IDS: readonly string[] = TEMPLATES.map((template) => templ
 
 function triggerOf(definition: TemplateDefinition): Hl7Trigger {
   const trigger = findHl7Trigger(definition.type);
-  if (!trigger) throw new Error(`Template ${definition.id} names ${definition.type}, which catalog/hl7-triggers.ts does not list`);
+  if (!trigger) throw new Error(`Template ${definition.id} names ${definition.type}, which hl7/triggers.ts does not list`);
   return trigger;
 }
 

@@ -1,6 +1,6 @@
-import { findHl7Trigger, type Hl7Trigger, requiresPatient } from '../catalog/hl7-triggers';
 import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Hl7Segment, ParsedHl7 } from './parse';
+import { findHl7Trigger, type Hl7Trigger, requiresPatient } from './triggers';
 
 /** HL7 table 0357 (message error condition codes): the ones the sandbox reports. */
 export const ERROR_CONDITION = {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { startDelivery } from '../api/webhooks/start-delivery';
 import { mllpHandler } from '../hl7/inject';
 import { createMllpServer } from '../hl7/mllp';
 import { oversizeAck } from '../hl7/process';
@@ -27,8 +28,7 @@ export async function startMllpListener(
   const listener = createMllpServer({
     handle: mllpHandler({
       db: deps.db,
-      workflows: deps.workflows,
-      retryScheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE,
+      startDelivery: (delivery) => startDelivery(deps, delivery, deps.config.WEBHOOK_RETRY_SCHEDULE),
       budget: createCostBudget(deps.config.HL7_RATE_LIMIT_PER_MINUTE),
       onError: (error) => logger.error({ err: error }, 'An HL7 message over MLLP could not be processed or queued for delivery'),
     }),

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../workflows/search-attributes';
 
 /** How often the dev server may read its queue of new tasks; far above what any load here asks for. */
-const TRANSFER_QUEUE_READS_PER_SECOND = 1000;
+export const TRANSFER_QUEUE_READS_PER_SECOND = 1000;
 
 export interface DevServerOptions {
   cliPath: string;
@@ -58,13 +58,13 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     'warn',
     // Off by default in the server: with it, the activity a workflow task schedules comes back in that
     // task's completion to the same worker, instead of through matching to a poller (a no-op workflow
-    // at 1 in flight: 143 ms → 88 ms here; README, Benchmarks).
+    // at 1 in flight: 143 ms → 88 ms here; docs/benchmarks.md).
     '--dynamic-config-value',
     'system.enableActivityEagerExecution=true',
     // The server reads each history shard's queue of new tasks (a workflow task after an activity, a
     // start) at most 20 times a second by default, so at light load every such task waits up to 50 ms
     // before it reaches a worker; the dev server has one shard, and reading it on every notification
-    // costs little (README, Benchmarks: a no-op workflow 100 → 39 ms).
+    // costs little (docs/benchmarks.md: a no-op workflow 100 → 39 ms).
     '--dynamic-config-value',
     `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_READS_PER_SECOND}`,
   ];

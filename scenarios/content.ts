@@ -21,7 +21,6 @@ import type {
   Reference,
   ServiceRequest,
 } from 'fhir/r4';
-import { findPayerRules, type PayerRules, requiresPriorAuth } from '../catalog/payer-rules';
 import {
   type AdjudicatedClaim,
   adjudicateClaim,
@@ -33,6 +32,7 @@ import {
   usd,
   type VisitKind,
 } from '../claims/adjudication';
+import { findPayerRules, type PayerRules, requiresPriorAuth } from '../claims/payer-rules';
 import {
   moreInformationRequest,
   PLACE_OF_SERVICE_SYSTEM,
@@ -42,10 +42,10 @@ import {
   REVIEW_DECISION_REASON,
   type ReviewAction,
 } from '../claims/prior-authorization';
+import { CONDITIONS, concept, DOCUMENT_TYPES, ENCOUNTER_CLASSES, LABS, MEDICATIONS, REPORTS, SYSTEM, TAXONOMIES } from '../fhir/terminology';
 import { npiFromBase } from '../fixtures/npi';
 import type { FhirStore } from '../fixtures/store';
 import { SANDBOX_SYSTEM, SYNTHETIC_TAG } from '../fixtures/synthetic';
-import { CONDITIONS, concept, DOCUMENT_TYPES, ENCOUNTER_CLASSES, LABS, MEDICATIONS, REPORTS, SYSTEM, TAXONOMIES } from '../fixtures/terminology';
 import { newlyVerifiedBundle } from '../interop/credentialing/file';
 import { simulatedOffsetsSeconds } from './clock';
 import { seededFraction } from './ids';

@@ -1,8 +1,8 @@
 import type { Coverage } from 'fhir/r4';
-import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS, findPayerRules, type PayerRules, requiresPriorAuth } from '../catalog/payer-rules';
 import type { ScenarioDefinition } from '../catalog/scenarios';
+import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS, findPayerRules, type PayerRules, requiresPriorAuth } from '../claims/payer-rules';
+import { CARC, type CarcKey, SERVICES, type ServiceKey } from '../fhir/terminology';
 import type { FhirStore } from '../fixtures/store';
-import { CARC, type CarcKey, SERVICES, type ServiceKey } from '../fixtures/terminology';
 
 /**
  * A run's plan: the catalog's steps for this patient and outcome, with the payer rules applied.

@@ -2,7 +2,7 @@ import { and, desc, eq, lt } from 'drizzle-orm';
 import { type ScenarioRun, scenarioRuns } from '../drizzle/schema';
 import type { ScenarioRunStatus } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
-import type { NewScenarioRun, ScenarioProgress } from '../workflows/scenario/contract';
+import type { NewScenarioRun, ScenarioProgress } from './run';
 
 /**
  * Records a new run once, whoever comes first: the API after starting the workflow, or the

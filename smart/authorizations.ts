@@ -11,7 +11,7 @@ import type { SmartUrls } from './endpoints';
 import { consumeLaunch } from './launches';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { grantableScopes, needsPatientChoice, unevaluableFilters, withLaunchContext } from './scopes';
+import { grantableScopes, needsPatientChoice, splitScope, systemScope, unevaluableFilters, withLaunchContext } from './scopes';
 import type { TokenResponse, TokenService } from './tokens';
 
 /** What the authorization endpoint answers: an error page, a redirect to the client, or the patient picker. */
@@ -248,6 +248,19 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     return tokens.issue(authorization, authorization.scope);
   }
 
+  /**
+   * The client_credentials grant (SMART Backend Services), for a client its assertion authenticated:
+   * the system scopes asked for, all of them, or a refusal naming the one that cannot be granted.
+   */
+  async function grantSystem(client: SmartClient, requested: string | undefined): Promise<TokenResponse> {
+    if (splitScope(requested).length === 0) {
+      throw new OAuthError('invalid_scope', 'scope is required: the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.');
+    }
+    const granted = systemScope(requested!, { resourceTypes: fhirStore.supportedTypes, canFilter: deps.canFilter, registered: client.scope });
+    if ('refused' in granted) throw new OAuthError('invalid_scope', `${excerpt(granted.refused)} cannot be granted: ${granted.reason}.`);
+    return tokens.issueSystem(client, granted.scope);
+  }
+
   /** Requests nobody finished and codes nobody exchanged, once expired, are of no further use. */
   async function removeStale(clientId: string): Promise<void> {
     await db
@@ -268,7 +281,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     return first?.id ? `Practitioner/${first.id}` : null;
   }
 
-  return { authorize, pendingRequest, completePatientChoice, exchangeCode };
+  return { authorize, pendingRequest, completePatientChoice, exchangeCode, grantSystem };
 }
 
 export type AuthorizationFlow = ReturnType<typeof createAuthorizationFlow>;

@@ -4,13 +4,27 @@ import { type SmartClient, smartClients } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import { isId, newId } from '../platform/ids';
 import { excerpt } from '../platform/text';
+import type { ClientJwks } from './client-jwks';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
 
-export const TOKEN_ENDPOINT_AUTH_METHODS = ['none', 'client_secret_basic'] as const;
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['none', 'client_secret_basic', 'private_key_jwt'] as const;
 export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
-/** What every client may use at the token endpoint. */
-export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+/** Every grant the token endpoint knows. */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+/**
+ * The grants a client may use, from how it authenticates: an app that launches (public or with a
+ * secret) gets codes and refreshes; a backend services client (private_key_jwt) gets
+ * client_credentials only, having no redirect URI and no user.
+ */
+export function grantTypesFor(method: TokenEndpointAuthMethod): GrantType[] {
+  return method === 'private_key_jwt' ? ['client_credentials'] : ['authorization_code', 'refresh_token'];
+}
+
+/** RFC 7523 §2.2: the client authenticates with a JWT it signed (private_key_jwt). */
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /** Client secrets carry a recognisable prefix so secret scanners can spot a leaked one. */
 const CLIENT_SECRET_PREFIX = 'sbx_cs_';
@@ -21,6 +35,9 @@ export interface ClientRegistration {
   scope: string | null;
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   launchUri: string | null;
+  /** A backend services client's public keys: inline, or where to fetch them. */
+  jwks: ClientJwks | null;
+  jwksUri: string | null;
 }
 
 /** Registers a client for the organization; a confidential client's secret is returned once. */
@@ -41,6 +58,8 @@ export async function registerClient(
       tokenEndpointAuthMethod: registration.tokenEndpointAuthMethod,
       launchUri: registration.launchUri,
       secretHash: secret === null ? null : digest(secret),
+      jwks: registration.jwks,
+      jwksUri: registration.jwksUri,
     })
     .returning();
   return { client: client!, secret };
@@ -83,6 +102,12 @@ export async function authenticateClient(db: Database, credentials: ClientCreden
   }
   const client = await findClient(db, credentials.clientId);
   if (!client) throw new OAuthError('invalid_client', `No client ${excerpt(credentials.clientId)} is registered.`);
+  if (client.tokenEndpointAuthMethod === 'private_key_jwt') {
+    throw new OAuthError(
+      'invalid_client',
+      `This client authenticates with a signed assertion: send client_assertion_type=${CLIENT_ASSERTION_TYPE} and client_assertion.`,
+    );
+  }
   if (client.tokenEndpointAuthMethod !== 'none') {
     throw new OAuthError('invalid_client', 'This client is confidential: authenticate with HTTP Basic (client_id and client_secret).');
   }

@@ -101,7 +101,7 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource) {
-      const normalised = servableResourceScope(resource, options);
+      const normalised = servableResourceScope(resource, 'patient', options);
       if (normalised && (registered === null || registeredResources.some((allowed) => covers(allowed, normalised)))) {
         granted.push(formatResourceScope(normalised));
       }
@@ -115,11 +115,54 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
   return [...new Set(granted)];
 }
 
-function servableResourceScope(scope: ResourceScope, options: GrantOptions): ResourceScope | null {
-  if (scope.context !== 'patient' || !(scope.read || scope.search)) return null;
+function servableResourceScope(
+  scope: ResourceScope,
+  context: ScopeContext,
+  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter'>,
+): ResourceScope | null {
+  if (scope.context !== context || !(scope.read || scope.search)) return null;
   if (scope.resourceType !== '*' && !options.resourceTypes.includes(scope.resourceType)) return null;
   if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return null;
   return { ...scope, create: false, update: false, delete: false };
+}
+
+/**
+ * What a client_credentials grant gives (SMART Backend Services): system-level read and search, on
+ * types this endpoint serves, with filters it can evaluate, within the client's registration. It is
+ * all or nothing: a scope that cannot be granted as asked (a patient- or user-level scope, a type
+ * not served, a scope beyond the registration) refuses the request and says which and why, since no
+ * person is there to see a narrowed grant. Writes asked for (`.write`, `c`, `u`, `d`) are left out,
+ * as at authorization: this endpoint serves none.
+ */
+export function systemScope(
+  requested: string,
+  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'registered'>,
+): { scope: string } | { refused: string; reason: string } {
+  const registered = splitScope(options.registered)
+    .map(parseResourceScope)
+    .filter((scope): scope is ResourceScope => scope !== null);
+  const granted: string[] = [];
+  for (const text of splitScope(requested)) {
+    const resource = parseResourceScope(text);
+    if (resource?.context !== 'system') {
+      return { refused: text, reason: 'client_credentials grants system-level resource scopes only (system/Patient.rs, system/*.read)' };
+    }
+    const servable = servableResourceScope(resource, 'system', options);
+    if (!servable) {
+      return {
+        refused: text,
+        reason:
+          resource.filter.length > 0
+            ? 'its filter cannot be evaluated by this FHIR endpoint'
+            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}`,
+      };
+    }
+    if (options.registered !== null && !registered.some((allowed) => covers(allowed, servable))) {
+      return { refused: text, reason: `it is outside the scope registered for this client (${options.registered})` };
+    }
+    granted.push(formatResourceScope(servable));
+  }
+  return { scope: [...new Set(granted)].join(' ') };
 }
 
 /**
@@ -191,16 +234,17 @@ export function narrowedScope(
 }
 
 /**
- * What a token's scopes allow for one interaction on one type: nothing, everything, or the
- * resources matching at least one of the granular filters.
+ * What a token's scopes of its context (`patient` for a launch, `system` for client_credentials)
+ * allow for one interaction on one type: nothing, everything, or the resources matching at least
+ * one of the granular filters.
  */
 export type Permission = { allowed: false } | { allowed: true; filters: [string, string][][] | 'all' };
 
-export function permission(scope: string, resourceType: string, interaction: Interaction): Permission {
+export function permission(scope: string, context: ScopeContext, resourceType: string, interaction: Interaction): Permission {
   const matching = splitScope(scope)
     .map(parseResourceScope)
     .filter((parsed): parsed is ResourceScope => parsed !== null)
-    .filter((parsed) => parsed.context === 'patient' && (parsed.resourceType === '*' || parsed.resourceType === resourceType) && parsed[interaction]);
+    .filter((parsed) => parsed.context === context && (parsed.resourceType === '*' || parsed.resourceType === resourceType) && parsed[interaction]);
   if (matching.length === 0) return { allowed: false };
   if (matching.some((parsed) => parsed.filter.length === 0)) return { allowed: true, filters: 'all' };
   return { allowed: true, filters: matching.map((parsed) => parsed.filter) };

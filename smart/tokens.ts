@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
-import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartTokens } from '../drizzle/schema';
+import { type SmartAuthorization, type SmartClient, smartAuthorizations, smartClients, smartTokens } from '../drizzle/schema';
 import type { Config } from '../platform/config';
 import type { Database, Listen } from '../platform/database';
 import { createNotifiedCache } from '../platform/notified-cache';
@@ -22,7 +22,7 @@ export const tokenResponseSchema = z
     scope: z.string().meta({ description: 'The scopes granted, space-separated; may be narrower than asked.' }),
     patient: z.string().optional().meta({ description: 'The patient in context (launch/patient).' }),
     encounter: z.string().optional().meta({ description: 'The encounter in context (launch/encounter, EHR launch).' }),
-    need_patient_banner: z.boolean(),
+    need_patient_banner: z.boolean().optional().meta({ description: 'App launches only: whether the app shows the patient banner.' }),
     id_token: z.string().optional().meta({ description: 'With `openid`: an OpenID Connect id token.' }),
     refresh_token: z.string().optional().meta({ description: 'With `offline_access` or `online_access`; each refresh replaces it.' }),
   })
@@ -51,6 +51,10 @@ export const introspectionSchema = z
 export interface AccessGrant {
   tokenId: string;
   clientId: string;
+  /** The organization the client belongs to: what a system token may see of the organization's own objects. */
+  organizationId: string;
+  /** Which scopes apply: `patient/` ones for an app launch, `system/` ones for a client_credentials token. */
+  context: 'patient' | 'system';
   scope: string;
   patientId: string | null;
   encounterId: string | null;
@@ -172,6 +176,31 @@ export function createTokenService({
   }
 
   /**
+   * The client_credentials grant (SMART Backend Services): an access token alone, no refresh or id
+   * token. Its authorization row is born granted and expires with the token, so retention and the
+   * client's next authorization remove it as they remove a code never exchanged.
+   */
+  async function issueSystem(client: SmartClient, scope: string): Promise<TokenResponse> {
+    const now = new Date();
+    const [authorization] = await db
+      .insert(smartAuthorizations)
+      .values({
+        // Not of the picker's request id form, so no picker step can ever find it.
+        id: `system_${randomUUID()}`,
+        clientId: client.id,
+        launchKind: 'system',
+        redirectUri: '',
+        state: '',
+        scope,
+        codeChallenge: '',
+        expiresAt: new Date(now.getTime() + lifetimes.SMART_ACCESS_TOKEN_SECONDS * 1000),
+      })
+      .returning();
+    const access = await signAccessToken(authorization!, scope, now);
+    return { access_token: access.token, token_type: 'Bearer', expires_in: lifetimes.SMART_ACCESS_TOKEN_SECONDS, scope };
+  }
+
+  /**
    * Valid access tokens remembered by their exact text, so a FHIR read costs neither the token's row
    * nor the RS256 verification (which takes about as long as a bare Express request). Revocation
    * reaches every process through the triggers' NOTIFY; an entry is never served past the token's exp.
@@ -206,7 +235,12 @@ export function createTokenService({
       if (error instanceof joseErrors.JWTExpired) return { valid: false, expired: true, reason: 'The access token has expired.' };
       return { valid: false, expired: false, reason: 'The access token is not one this server issued for this FHIR endpoint.' };
     }
-    const [row] = await tokensWithAuthorization(and(eq(smartTokens.id, payload.jti ?? ''), eq(smartTokens.kind, 'access')));
+    const [row] = await db
+      .select({ token: smartTokens, authorization: smartAuthorizations, organizationId: smartClients.organizationId })
+      .from(smartTokens)
+      .innerJoin(smartAuthorizations, eq(smartTokens.authorizationId, smartAuthorizations.id))
+      .innerJoin(smartClients, eq(smartAuthorizations.clientId, smartClients.id))
+      .where(and(eq(smartTokens.id, payload.jti ?? ''), eq(smartTokens.kind, 'access')));
     if (!row || row.token.revokedAt || row.authorization.revokedAt) {
       return { valid: false, expired: false, reason: 'The access token has been revoked or replaced by a refresh.' };
     }
@@ -216,6 +250,8 @@ export function createTokenService({
       grant: {
         tokenId: row.token.id,
         clientId: authorization.clientId,
+        organizationId: row.organizationId,
+        context: authorization.launchKind === 'system' ? 'system' : 'patient',
         scope: row.token.scope,
         patientId: authorization.patientId,
         encounterId: authorization.encounterId,
@@ -350,6 +386,7 @@ export function createTokenService({
 
   return {
     issue,
+    issueSystem,
     signAccessToken,
     checkAccessToken,
     refresh,

@@ -156,12 +156,13 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
 
 /** Which resources of a type the token's scopes allow for an interaction; 403 when none. */
 function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): Criterion {
-  const allowed = permission(grant.scope, type, interaction);
+  const allowed = permission(grant.scope, grant.context, type, interaction);
   if (!allowed.allowed) {
-    const needed = interaction === 'read' ? `patient/${type}.r` : `patient/${type}.s`;
+    const prefix = `${grant.context}/${type}`;
+    const needed = interaction === 'read' ? `${prefix}.r` : `${prefix}.s`;
     throw outOfScope(
       grant,
-      `The token's scopes (${grant.scope}) do not allow ${interaction === 'read' ? 'reading' : 'searching'} ${type}; it needs ${needed} (or patient/${type}.read).`,
+      `The token's scopes (${grant.scope}) do not allow ${interaction === 'read' ? 'reading' : 'searching'} ${type}; it needs ${needed} (or ${prefix}.read).`,
     );
   }
   if (allowed.filters === 'all') return () => true;
@@ -184,12 +185,14 @@ function assertServed(fhirStore: FhirStore, type: string): void {
 }
 
 /**
- * The one rule for other patients' data (README): 403 Forbidden, for reads and searches alike.
+ * The one rule for other patients' data (docs/api/smart-on-fhir.md, Access rules): 403 Forbidden, for reads and searches alike.
  * The synthetic world is public, so there is no existence to hide, and a clear refusal is what a
  * developer needs to see. Resources that belong to no patient (Practitioner, Organization, …)
  * are readable with a scope for their type.
  */
 function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
+  // A system token reads every patient of the world its scopes allow (SMART Backend Services).
+  if (grant.context === 'system') return;
   if (!grant.patientId)
     throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
   const owner = patientOf(resource);
@@ -200,13 +203,17 @@ function otherPatient(grant: AccessGrant, what: string): FhirError {
   return new FhirError(403, 'forbidden', `This access token is for Patient/${grant.patientId}; ${what} is another patient's data.`);
 }
 
-/** The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is refused. */
+/**
+ * The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is
+ * refused. A system token's are every patient's, or those of the patients named.
+ */
 function compartment(
   fhirStore: FhirStore,
   grant: AccessGrant,
   type: string,
   params: URLSearchParams,
 ): { candidates: readonly FhirResource[]; applied: [string, string][] } {
+  if (grant.context === 'system') return systemCompartment(fhirStore, type, params);
   if (!grant.patientId)
     throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot search patient data. Ask for launch/patient.');
   const patientId = grant.patientId;
@@ -220,6 +227,22 @@ function compartment(
     return { candidates: patient ? [patient] : [], applied: named.length > 0 ? [['_id', patientId]] : [] };
   }
   return { candidates: fhirStore.listForPatient(type, patientId), applied: [['patient', patientId]] };
+}
+
+/** Every resource of the type, or (with `patient`, `subject`, or `_id` on Patient) those of the patients named. */
+function systemCompartment(
+  fhirStore: FhirStore,
+  type: string,
+  params: URLSearchParams,
+): { candidates: readonly FhirResource[]; applied: [string, string][] } {
+  const name = type === 'Patient' ? '_id' : params.has('patient') ? 'patient' : 'subject';
+  const named = [...new Set(params.getAll(name).flatMap((value) => value.split(',')))].map((value) => value.replace(/^.*Patient\//, ''));
+  if (named.length === 0) return { candidates: fhirStore.list(type), applied: [] };
+  const candidates =
+    type === 'Patient'
+      ? named.map((id) => fhirStore.read('Patient', id)).filter((patient): patient is FhirResource => patient !== undefined)
+      : named.flatMap((id) => fhirStore.listForPatient(type, id));
+  return { candidates, applied: [[name, named.join(',')]] };
 }
 
 /**

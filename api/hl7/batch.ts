@@ -8,8 +8,8 @@ import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { Database } from '../../platform/database';
 import type { WorkflowClient } from '../../platform/workflow-client';
 import { recordNewDelivery } from '../../webhooks/delivery-records';
-import { startDelivery } from '../../webhooks/start-delivery';
 import { ApiProblem } from '../http/problem';
+import { startDelivery } from '../webhooks/start-delivery';
 
 /**
  * POST /v1/sandbox/hl7/inject with a batch (FHS/BHS … BTS/FTS) or several messages in one body:

@@ -16,13 +16,13 @@ import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import type { WorkflowClient } from '../../platform/workflow-client';
 import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
-import { startDelivery } from '../../webhooks/start-delivery';
 import { acceptWork } from '../http/accepted-work';
 import { rateLimited } from '../http/cost-limit';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { deliverySchema, presentDelivery } from '../webhooks/delivery-presenter';
+import { startDelivery } from '../webhooks/start-delivery';
 import { batchResultSchema, injectHl7Batch } from './batch';
 
 /** The media types an ER7 (pipe-and-hat) body may come in; the first is the one the sandbox answers with. */

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ScenarioRun } from '../../drizzle/schema';
 import { PACE_MODES, SCENARIO_RUN_STATUSES, SCENARIO_STEP_STATUSES } from '../../drizzle/vocabulary';
 import { type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
-import { type ScenarioPace, type ScenarioProgress, scenarioWorkflowId } from '../../workflows/scenario/contract';
+import type { ScenarioPace, ScenarioProgress } from '../../scenarios/run';
+import { scenarioWorkflowId } from '../../workflows/scenario/contract';
 
 /** How a scenario run looks to partners. */
 

@@ -10,17 +10,15 @@ import { idSchema, newId } from '../../platform/ids';
 import { type WorkflowClient, WorkflowClosedError, WorkflowRefusedError } from '../../platform/workflow-client';
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
 import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
+import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
 import {
   advanceScenarioUpdate,
   advanceUpdateId,
   cancelScenarioUpdate,
   cancelUpdateId,
-  type NewScenarioRun,
   runHasEnded,
   SCENARIO_RUN_ENDED,
-  type ScenarioPace,
-  type ScenarioProgress,
   scenarioSearchAttributes,
   scenarioWorkflowId,
 } from '../../workflows/scenario/contract';

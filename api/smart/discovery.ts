@@ -1,5 +1,6 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
+import { ASSERTION_ALGORITHMS } from '../../smart/client-jwks';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../smart/clients';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { CONTEXT_SCOPES } from '../../smart/scopes';
@@ -14,6 +15,7 @@ const SMART_CAPABILITIES = [
   'authorize-post',
   'client-public',
   'client-confidential-symmetric',
+  'client-confidential-asymmetric',
   'sso-openid-connect',
   'context-ehr-patient',
   'context-ehr-encounter',
@@ -33,6 +35,7 @@ export const smartConfigurationSchema = z
     authorization_endpoint: z.string(),
     token_endpoint: z.string(),
     token_endpoint_auth_methods_supported: z.array(z.enum(TOKEN_ENDPOINT_AUTH_METHODS)),
+    token_endpoint_auth_signing_alg_values_supported: z.array(z.enum(ASSERTION_ALGORITHMS)),
     grant_types_supported: z.array(z.enum(GRANT_TYPES)),
     introspection_endpoint: z.string(),
     revocation_endpoint: z.string(),
@@ -55,6 +58,7 @@ export const openidConfigurationSchema = z
     scopes_supported: z.array(z.string()),
     claims_supported: z.array(z.string()),
     token_endpoint_auth_methods_supported: z.array(z.enum(TOKEN_ENDPOINT_AUTH_METHODS)),
+    token_endpoint_auth_signing_alg_values_supported: z.array(z.enum(ASSERTION_ALGORITHMS)),
     grant_types_supported: z.array(z.enum(GRANT_TYPES)),
     code_challenge_methods_supported: z.array(z.literal('S256')),
   })
@@ -71,13 +75,14 @@ export const jwksSchema = z
  */
 export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens: TokenService }): Router {
   const router = express.Router();
-  const scopesSupported = [...CONTEXT_SCOPES, 'patient/*.rs', 'patient/*.read'];
+  const scopesSupported = [...CONTEXT_SCOPES, 'patient/*.rs', 'patient/*.read', 'system/*.rs', 'system/*.read'];
   const smartConfiguration: z.input<typeof smartConfigurationSchema> = {
     issuer: urls.issuer,
     jwks_uri: urls.jwks,
     authorization_endpoint: urls.authorize,
     token_endpoint: urls.token,
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
     grant_types_supported: [...GRANT_TYPES],
     introspection_endpoint: urls.introspect,
     revocation_endpoint: urls.revoke,
@@ -97,6 +102,7 @@ export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens
     scopes_supported: ['openid', 'fhirUser'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'nonce', 'fhirUser'],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
     grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ['S256'],
   };

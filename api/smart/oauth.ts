@@ -2,16 +2,20 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import type { Patient } from 'fhir/r4';
 import { criterion, searchParametersOf } from '../../fhir/search-parameters';
 import type { FhirStore } from '../../fixtures/store';
+import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { lookUpApiKey } from '../../platform/organizations';
 import { excerpt } from '../../platform/text';
 import { type AuthorizationFlow, type AuthorizeOutcome, EXPIRED_REQUEST } from '../../smart/authorizations';
-import { authenticateClient, findClient } from '../../smart/clients';
-import { SMART_PATHS } from '../../smart/endpoints';
+import { authenticateByAssertion } from '../../smart/client-assertion';
+import { authenticateClient, findClient, GRANT_TYPES, type GrantType, grantTypesFor } from '../../smart/clients';
+import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { OAuthError } from '../../smart/oauth-error';
 import type { TokenService } from '../../smart/tokens';
+import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
+import { clientJwksLoader } from './client-jwks-loader';
 import { authorizationErrorPage, displayName, patientPickerPage } from './oauth-pages';
 
 const FORM_LIMIT = '64kb';
@@ -26,11 +30,18 @@ const PICKER_PAGE_SIZE = 25;
  */
 export function oauthRouter({
   db,
+  config,
+  resolveHost,
+  urls,
   fhirStore,
   flow,
   tokens,
 }: {
   db: Database;
+  config: Pick<Config, 'ALLOW_PRIVATE_TARGETS'>;
+  /** The DNS lookup a client's jwks_uri is checked with (the system resolver when absent). */
+  resolveHost?: ResolveHost | undefined;
+  urls: SmartUrls;
   fhirStore: FhirStore;
   flow: AuthorizationFlow;
   tokens: TokenService;
@@ -78,21 +89,46 @@ export function oauthRouter({
     answerAuthorization(res, await flow.completePatientChoice(requestId, choice), 303);
   });
 
+  const loadJwks = clientJwksLoader({ config, resolveHost });
+  /** RFC 6749 §2.3: a client assertion (private_key_jwt, RFC 7523), HTTP Basic, or a public client's client_id. */
+  const authenticate = (req: Request, body: Record<string, string | undefined>) => {
+    if (body.client_assertion === undefined && body.client_assertion_type === undefined) {
+      return authenticateClient(db, { authorization: req.headers.authorization, clientId: body.client_id, clientSecret: body.client_secret });
+    }
+    if (req.headers.authorization !== undefined || body.client_secret !== undefined) {
+      throw new OAuthError('invalid_request', 'Use one client authentication method: a client assertion, or HTTP Basic, not both.');
+    }
+    return authenticateByAssertion(
+      db,
+      { clientId: body.client_id, assertionType: body.client_assertion_type, assertion: body.client_assertion },
+      { tokenEndpoint: urls.token, loadJwks },
+    );
+  };
+
   const clientEndpoints = [SMART_PATHS.token, SMART_PATHS.revoke, SMART_PATHS.introspect];
   const tokenEndpoint = express.Router();
   tokenEndpoint.use(clientEndpoints, openCors, noStore);
   tokenEndpoint.post(SMART_PATHS.token, formOnly, async (req, res) => {
     const body = formBody(req);
     const grantType = body.grant_type;
-    if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required: authorization_code or refresh_token.');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      throw new OAuthError('unsupported_grant_type', `grant_type ${excerpt(grantType)} is not supported; use authorization_code or refresh_token.`);
+    if (!grantType) throw new OAuthError('invalid_request', `grant_type is required: ${GRANT_TYPES.join(', ')}.`);
+    if (!isGrantType(grantType)) {
+      throw new OAuthError('unsupported_grant_type', `grant_type ${excerpt(grantType)} is not supported; use ${GRANT_TYPES.join(', ')}.`);
     }
-    const client = await authenticateClient(db, {
-      authorization: req.headers.authorization,
-      clientId: body.client_id,
-      clientSecret: body.client_secret,
-    });
+    const client = await authenticate(req, body);
+    const allowed = grantTypesFor(client.tokenEndpointAuthMethod);
+    if (!allowed.includes(grantType)) {
+      throw new OAuthError(
+        'unauthorized_client',
+        grantType === 'client_credentials'
+          ? 'client_credentials is for backend services clients: register one with token_endpoint_auth_method private_key_jwt and a JWK Set.'
+          : `This client may use ${allowed.join(', ')} only.`,
+      );
+    }
+    if (grantType === 'client_credentials') {
+      res.json(await flow.grantSystem(client, body.scope));
+      return;
+    }
     if (grantType === 'authorization_code') {
       res.json(await flow.exchangeCode(client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier }));
       return;
@@ -103,11 +139,7 @@ export function oauthRouter({
 
   tokenEndpoint.post(SMART_PATHS.revoke, formOnly, async (req, res) => {
     const body = formBody(req);
-    const client = await authenticateClient(db, {
-      authorization: req.headers.authorization,
-      clientId: body.client_id,
-      clientSecret: body.client_secret,
-    });
+    const client = await authenticate(req, body);
     if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
     await tokens.revoke(client, body.token);
     res.status(200).end();
@@ -213,6 +245,10 @@ const refuseNul: RequestHandler = (req, _res, next) => {
   if (withNul) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(excerpt(withNul[0] ?? ''))} contains a NUL character.`);
   next();
 };
+
+function isGrantType(value: string): value is GrantType {
+  return (GRANT_TYPES as readonly string[]).includes(value);
+}
 
 const formOnly: RequestHandler = (req, _res, next) => {
   if (!req.is('application/x-www-form-urlencoded')) {

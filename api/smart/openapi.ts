@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import { MAX_ASSERTION_LIFETIME_SECONDS } from '../../smart/client-assertion';
+import { ASSERTION_ALGORITHMS } from '../../smart/client-jwks';
+import { CLIENT_ASSERTION_TYPE, GRANT_TYPES } from '../../smart/clients';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { oauthErrorSchema } from '../../smart/oauth-error';
 import { introspectionSchema, tokenResponseSchema } from '../../smart/tokens';
@@ -43,21 +46,34 @@ const authorizationAnswers = {
 const clientCredentials = {
   client_id: z.string().optional().meta({ description: 'A public client’s id (confidential clients use HTTP Basic instead).' }),
   client_secret: z.string().optional().meta({ description: 'A confidential client may send its secret here instead of in HTTP Basic.' }),
+  client_assertion_type: z
+    .literal(CLIENT_ASSERTION_TYPE)
+    .optional()
+    .meta({ description: 'private_key_jwt (RFC 7523): a backend services client authenticates with client_assertion.' }),
+  client_assertion: z
+    .string()
+    .optional()
+    .meta({
+      description: `private_key_jwt: a JWT signed with a key of the client’s JWK Set (${ASSERTION_ALGORITHMS.join(', ')}; kid in the header), iss = sub = client_id, aud = the token endpoint, exp at most ${MAX_ASSERTION_LIFETIME_SECONDS} s ahead, a jti never used before.`,
+    }),
 };
 
 const tokenForm = z.object({
-  grant_type: z.enum(['authorization_code', 'refresh_token']),
+  grant_type: z.enum(GRANT_TYPES),
   code: z.string().optional().meta({ description: 'authorization_code: the code from the redirect (single use).' }),
   redirect_uri: z.string().optional().meta({ description: 'authorization_code: the redirect_uri of the authorization request.' }),
   code_verifier: z.string().optional().meta({ description: 'authorization_code: the PKCE verifier.' }),
   refresh_token: z.string().optional().meta({ description: 'refresh_token: the refresh token (each refresh replaces it).' }),
-  scope: z.string().optional().meta({ description: 'refresh_token: a narrower scope, if wanted.' }),
+  scope: z.string().optional().meta({
+    description:
+      'refresh_token: a narrower scope, if wanted. client_credentials (required): system scopes, e.g. `system/Patient.rs system/Observation.read`.',
+  }),
   ...clientCredentials,
 });
 
 const revokeForm = z.object({ token: z.string().meta({ description: 'An access or refresh token.' }), ...clientCredentials });
 
-// A confidential client authenticates with HTTP Basic; a public one sends only its client_id.
+// A confidential client authenticates with HTTP Basic, a backend services client with a client assertion in the form; a public one sends only its client_id.
 const clientAuth: Record<string, string[]>[] = [{ clientBasic: [] }, {}];
 const discovery = (summary: string, schema: z.ZodType, operationId: string): ZodOpenApiOperationObject => ({
   operationId,
@@ -139,13 +155,15 @@ export function smartOpenApiPaths(): ZodOpenApiPathsObject {
     [SMART_PATHS.token]: {
       post: {
         operationId: 'issueToken',
-        summary: 'Exchange an authorization code or a refresh token for tokens',
+        summary: 'Exchange an authorization code or a refresh token for tokens, or get a system token (client_credentials)',
+        description:
+          'SMART Backend Services: grant_type=client_credentials with a private_key_jwt client assertion and system scopes answers an access token alone. A bad assertion (signature, kid, aud, exp, reused jti, alg) is 401 invalid_client.',
         tags: ['OAuth'],
         security: clientAuth,
         requestBody: { required: true, content: { [FORM]: { schema: tokenForm } } },
         responses: {
           '200': { description: 'Tokens (Cache-Control: no-store)', content: { 'application/json': { schema: tokenResponseSchema } } },
-          '400': oauthError('invalid_request, invalid_grant, invalid_scope or unsupported_grant_type'),
+          '400': oauthError('invalid_request, invalid_grant, invalid_scope, unauthorized_client or unsupported_grant_type'),
           '401': oauthError('invalid_client'),
         },
       },

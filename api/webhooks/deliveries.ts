@@ -20,7 +20,6 @@ import {
   recordNewDelivery,
 } from '../../webhooks/delivery-records';
 import type { WebhookEnvelope } from '../../webhooks/envelope';
-import { startDelivery } from '../../webhooks/start-delivery';
 import {
   cancelDeliveryUpdate,
   cannotCancel,
@@ -36,6 +35,7 @@ import { decodeCursor, encodeCursor, pageQuerySchema, pageSchema } from '../http
 import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 import { deliverySchema, presentDelivery } from './delivery-presenter';
+import { startDelivery } from './start-delivery';
 
 const acceptedDeliverySchema = deliverySchema
   .extend({ url: z.string().meta({ description: 'Where to follow this delivery' }) })

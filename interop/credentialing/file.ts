@@ -9,16 +9,16 @@ import type {
   Reference,
   VerificationResult,
 } from 'fhir/r4';
+import { SYSTEM } from '../../fhir/terminology';
 import type { FhirStore } from '../../fixtures/store';
 import { SYNTHETIC_META } from '../../fixtures/synthetic';
-import { SYSTEM } from '../../fixtures/terminology';
 
 /**
  * A practitioner's credentialing file: the NPPES record, state licenses, DEA registration, board
  * certification, OIG and SAM exclusion checks and Medicare enrollment, each primary-source check as
  * a FHIR R4 VerificationResult, and the overall status. Derived from the world's practitioners
  * alone (no clock, no randomness), so every file is the same on every run; the variations are in
- * VARIATIONS (README, "Credentialing").
+ * VARIATIONS (docs/api/credentialing.md).
  */
 
 export const CREDENTIALING_STATUSES = ['verified', 'in_progress', 'flagged'] as const;

@@ -4,7 +4,7 @@ import type { MatchCandidate, MatchResult } from './mpi-index';
 
 /** The R4 core extension $match puts on each entry's `search`. */
 export const MATCH_GRADE_EXTENSION = 'http://hl7.org/fhir/StructureDefinition/match-grade';
-/** Ours: why the pair scored what it did, field by field (README, "MPI match"). */
+/** Ours: why the pair scored what it did, field by field (docs/api/mpi-match.md). */
 export const MATCH_BREAKDOWN_EXTENSION = 'https://sandbox.example/fhir/StructureDefinition/match-breakdown';
 
 function fieldExtension(field: FieldComparison): Extension {

@@ -1,5 +1,5 @@
 /**
- * The Fellegi–Sunter model the MPI scores with (README, "MPI match"). For every field and every
+ * The Fellegi–Sunter model the MPI scores with (docs/api/mpi-match.md). For every field and every
  * level of agreement, m is the probability of that level when two records are the same person and
  * u the probability when they are not; the level adds log2(m/u) to the pair's weight. A missing
  * value on either side adds nothing. The m values reflect how often a real duplicate carries a

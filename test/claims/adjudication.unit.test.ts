@@ -1,9 +1,9 @@
 import type { Claim, ClaimResponse, ExplanationOfBenefit } from 'fhir/r4';
 import { describe, expect, it } from 'vitest';
-import { findPayerRules, requiresPriorAuth } from '../../catalog/payer-rules';
 import { adjudicateClaim, type ClaimToAdjudicate, DeductibleTracker } from '../../claims/adjudication';
+import { findPayerRules, requiresPriorAuth } from '../../claims/payer-rules';
+import { SERVICES } from '../../fhir/terminology';
 import { loadFhirStore } from '../../fixtures/store';
-import { SERVICES } from '../../fixtures/terminology';
 
 const alderpeak = findPayerRules('syn-payer-alderpeak')!; // deductible 1,500, coinsurance 20 %, copays 25 / 50 / 250, allows 68 %
 const line = (key: keyof typeof SERVICES, quantity = 1) => ({ code: SERVICES[key].code, unitCharge: SERVICES[key].charge, quantity });

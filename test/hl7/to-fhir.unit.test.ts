@@ -14,13 +14,13 @@ import type {
 } from 'fhir/r4';
 import { describe, expect, it } from 'vitest';
 import { findEvent } from '../../catalog/events';
-import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { loadFhirStore } from '../../fixtures/store';
 import { SYNTHETIC_TAG } from '../../fixtures/synthetic';
 import { parseHl7 } from '../../hl7/parse';
 import { processHl7 } from '../../hl7/process';
 import { listTemplates, renderTemplate, TEMPLATE_IDS, UnknownPatientError } from '../../hl7/templates';
 import { CONTROL_ID_SYSTEM, mapToFhir } from '../../hl7/to-fhir';
+import { HL7_TRIGGERS } from '../../hl7/triggers';
 import { validateHl7 } from '../../hl7/validate';
 import { fhirErrors } from '../support/fhir-validator';
 

@@ -22,7 +22,7 @@ describe('Idempotency-Key on POST', () => {
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    // The same connection, its secret shown once: the replay masks it (README, Webhook targets).
+    // The same connection, its secret shown once: the replay masks it (docs/api/webhooks.md, Webhook targets).
     expect(retry.body).toEqual({ ...first.body, webhook_secret: `sbx_whsec_…${first.body.webhook_secret.slice(-4)}` });
     expect((await service.call('/v1/connections', { key: tenant.key })).body.data).toHaveLength(1);
   });

@@ -32,7 +32,7 @@ describe('docker-compose.yml', () => {
     expect(services.api?.depends_on?.['temporal-namespace']?.condition).toBe('service_completed_successfully');
     expect(services.worker?.depends_on?.['temporal-namespace']?.condition).toBe('service_completed_successfully');
 
-    const readme = readFileSync('README.md', 'utf8');
-    for (const image of images) expect(readme, `README names ${image}`).toContain(`\`${image}\``);
+    const deployment = readFileSync('docs/operations/deployment.md', 'utf8');
+    for (const image of images) expect(deployment, `docs/operations/deployment.md names ${image}`).toContain(`\`${image}\``);
   });
 });

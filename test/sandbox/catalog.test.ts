@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domains } from '../../catalog/domains';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
-import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../../catalog/payer-rules';
-import { PAYERS } from '../../fixtures/payers';
+import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../../claims/payer-rules';
+import { PAYERS } from '../../claims/payers';
 import { containedIdsIn, referencesIn } from '../support/fhir-references';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';

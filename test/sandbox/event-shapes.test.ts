@@ -1,9 +1,9 @@
 import type { Bundle, FhirResource } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_EXHAUSTED_EVENT, eventCatalog, findEvent } from '../../catalog/events';
-import { HL7_TRIGGERS } from '../../catalog/hl7-triggers';
 import { scenarios } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
+import { HL7_TRIGGERS } from '../../hl7/triggers';
 import { AGGREGATOR_COMPLETED_EVENT } from '../../interop/aggregator/completed-event';
 import { buildStepResources } from '../../scenarios/content';
 import { resourceStamp } from '../../scenarios/ids';

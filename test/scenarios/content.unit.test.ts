@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventCatalog } from '../../catalog/events';
-import { findPayerRules, type PayerRules, requiresPriorAuth } from '../../catalog/payer-rules';
 import { scenarios } from '../../catalog/scenarios';
+import { findPayerRules, type PayerRules, requiresPriorAuth } from '../../claims/payer-rules';
 import { PAS_PROFILE, reviewActionOf } from '../../claims/prior-authorization';
 import { loadFhirStore } from '../../fixtures/store';
 import { isId } from '../../platform/ids';
@@ -168,7 +168,7 @@ describe('per-run FHIR content', () => {
   });
 });
 
-/** The member's share the payer's cost-sharing rules give for one paid line (formulas from catalog/payer-rules.ts). */
+/** The member's share the payer's cost-sharing rules give for one paid line (formulas from claims/payer-rules.ts). */
 function expectedShare(rules: PayerRules, code: string, charge: number, visit: 'primary_care' | 'specialist') {
   const costSharing = rules.eligibility.cost_sharing;
   const allowed = Math.round(charge * rules.claims.allowed_percent_of_charges) / 100;

@@ -8,7 +8,7 @@ import { waitUntil } from '../support/wait';
 export const FAST = { mode: 'accelerated', time_scale: 1_000_000 } as const;
 
 export async function runScenario(
-  service: TestService,
+  service: Pick<TestService, 'call'>,
   key: string,
   scenarioId: string,
   body: Record<string, unknown> = {},
@@ -17,14 +17,20 @@ export async function runScenario(
   return service.call(`/v1/sandbox/scenarios/${scenarioId}/run`, { key, method: 'POST', body, headers });
 }
 
-export async function startRun(service: TestService, key: string, scenarioId: string, body: Record<string, unknown> = {}) {
+export async function startRun(service: Pick<TestService, 'call'>, key: string, scenarioId: string, body: Record<string, unknown> = {}) {
   const response = await runScenario(service, key, scenarioId, body);
   if (response.status !== 202) throw new Error(`run answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body;
 }
 
 /** Polls a run until `done` holds for it, returning it; fails with the last state seen. */
-export async function waitForRun(service: TestService, key: string, id: string, done: (run: any) => boolean, timeoutMs = 20_000): Promise<any> {
+export async function waitForRun(
+  service: Pick<TestService, 'call'>,
+  key: string,
+  id: string,
+  done: (run: any) => boolean,
+  timeoutMs = 20_000,
+): Promise<any> {
   let last: any;
   return waitUntil(
     async () => {

@@ -57,7 +57,7 @@ describe('SMART discovery', () => {
         token_endpoint: `${service.baseUrl}/oauth/token`,
         introspection_endpoint: `${service.baseUrl}/oauth/introspect`,
         revocation_endpoint: `${service.baseUrl}/oauth/revoke`,
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
         code_challenge_methods_supported: ['S256'],
         response_types_supported: ['code'],
       });

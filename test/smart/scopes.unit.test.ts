@@ -111,9 +111,11 @@ describe('SMART scopes', () => {
   });
 
   it('answers what a token may read: nothing, everything, or what matches its filters', () => {
-    expect(permission('patient/Observation.rs', 'Condition', 'read')).toEqual({ allowed: false });
-    expect(permission('patient/*.rs', 'Condition', 'search')).toEqual({ allowed: true, filters: 'all' });
-    expect(permission('patient/Observation.rs?category=laboratory patient/Observation.rs?category=vital-signs', 'Observation', 'search')).toEqual({
+    expect(permission('patient/Observation.rs', 'patient', 'Condition', 'read')).toEqual({ allowed: false });
+    expect(permission('patient/*.rs', 'patient', 'Condition', 'search')).toEqual({ allowed: true, filters: 'all' });
+    expect(
+      permission('patient/Observation.rs?category=laboratory patient/Observation.rs?category=vital-signs', 'patient', 'Observation', 'search'),
+    ).toEqual({
       allowed: true,
       filters: [[['category', 'laboratory']], [['category', 'vital-signs']]],
     });

@@ -4,7 +4,7 @@ import { waitUntil } from './wait';
 
 /** Polls a delivery until `done` holds for it, returning it; fails with the last state seen. */
 export async function waitForDelivery(
-  service: TestService,
+  service: Pick<TestService, 'call'>,
   key: string,
   id: string,
   done: (delivery: any) => boolean,
@@ -23,13 +23,13 @@ export async function waitForDelivery(
 export const isFinished = (delivery: { status: string }) => ['succeeded', 'failed', 'cancelled'].includes(delivery.status);
 
 /** A tenant whose organization default webhook URL is `url`, with its signing secret in full. */
-export async function tenantReceivingAt(service: TestService, url: string) {
+export async function tenantReceivingAt(service: Pick<TestService, 'call' | 'newTenant'>, url: string) {
   const tenant = await service.newTenant();
   const settings = await service.call('/v1/settings/webhook', { key: tenant.key, method: 'PATCH', body: { webhook_url: url, rotate_secret: true } });
   return { ...tenant, secret: settings.body.webhook_secret as string };
 }
 
-export async function trigger(service: TestService, key: string, body: Record<string, unknown> = {}) {
+export async function trigger(service: Pick<TestService, 'call'>, key: string, body: Record<string, unknown> = {}) {
   const response = await service.call('/v1/webhooks/trigger-mock-event', { key, method: 'POST', body });
   if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body as { id: string; envelope: unknown; url: string };

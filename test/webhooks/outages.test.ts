@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDelivery } from '../../api/webhooks/start-delivery';
 import { mllpHandler } from '../../hl7/inject';
 import { renderTemplate } from '../../hl7/templates';
 import { createCostBudget } from '../../platform/cost-budget';
@@ -192,8 +193,12 @@ describe('an MLLP message during a database outage', () => {
     });
     const handler = mllpHandler({
       db: service.database.db,
-      workflows: createWorkflowClient(service.temporal, service.taskQueue),
-      retryScheduleMs: service.config.WEBHOOK_RETRY_SCHEDULE,
+      startDelivery: (delivery) =>
+        startDelivery(
+          { db: service.database.db, workflows: createWorkflowClient(service.temporal, service.taskQueue) },
+          delivery,
+          service.config.WEBHOOK_RETRY_SCHEDULE,
+        ),
       budget: createCostBudget(service.config.HL7_RATE_LIMIT_PER_MINUTE),
     });
     const handle = async (text: string) => {

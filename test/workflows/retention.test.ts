@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveries, deliveryAttempts, idempotencyKeys, smartAuthorizations, smartClients, smartLaunches, smartTokens } from '../../drizzle/schema';
+import {
+  deliveries,
+  deliveryAttempts,
+  idempotencyKeys,
+  smartAuthorizations,
+  smartClientAssertions,
+  smartClients,
+  smartLaunches,
+  smartTokens,
+} from '../../drizzle/schema';
 import type { AttemptOutcome, DeliveryStatusValue } from '../../drizzle/vocabulary';
 import { newId } from '../../platform/ids';
 import { createLogger } from '../../platform/logger';
@@ -48,6 +57,10 @@ async function seed() {
   });
   const codes = { expired: authorization(past, null), live: authorization(future, null), grant: authorization(past, past) };
   await db.insert(smartAuthorizations).values(Object.values(codes));
+
+  const assertion = (expiresAt: Date) => ({ clientId, jti: randomUUID(), expiresAt });
+  const assertions = { expired: assertion(past), live: assertion(future) };
+  await db.insert(smartClientAssertions).values(Object.values(assertions));
 
   const launch = (expiresAt: Date) => ({ handleHash: randomUUID(), clientId, patientId: 'syn-pat-0001', expiresAt });
   const launches = { expired: launch(past), live: launch(future) };
@@ -115,7 +128,7 @@ async function seed() {
     // Old and cancelled, but its last attempt is still being sent (a cancel answers mid-attempt).
     stillSending: await delivery(31, 'cancelled', 1, { lastOutcome: 'sending' }),
   };
-  return { codes, launches, tokens, keys, deliveryIds };
+  return { codes, launches, tokens, assertions, keys, deliveryIds };
 }
 
 async function remaining(seeded: Awaited<ReturnType<typeof seed>>) {
@@ -135,6 +148,13 @@ async function remaining(seeded: Awaited<ReturnType<typeof seed>>) {
         .from(smartLaunches)
         .where(inArray(smartLaunches.handleHash, [seeded.launches.expired.handleHash, seeded.launches.live.handleHash])),
       (row) => row.handleHash,
+    ),
+    assertions: ids(
+      await db
+        .select()
+        .from(smartClientAssertions)
+        .where(inArray(smartClientAssertions.jti, [seeded.assertions.expired.jti, seeded.assertions.live.jti])),
+      (row) => row.jti,
     ),
     tokens: ids(
       await db
@@ -176,6 +196,7 @@ function expectOnlyLiveRows(left: Awaited<ReturnType<typeof remaining>>, seeded:
     codes: [seeded.codes.live.id, seeded.codes.grant.id].sort(),
     launches: [seeded.launches.live.handleHash],
     tokens: [seeded.tokens.live.id],
+    assertions: [seeded.assertions.live.jti],
     keys: [seeded.keys.live.key],
     deliveries: [seeded.deliveryIds.stillRetrying, seeded.deliveryIds.live, seeded.deliveryIds.replayed, seeded.deliveryIds.stillSending].sort(),
     attemptsOfExpired: 0,
@@ -212,6 +233,7 @@ describe('retention', () => {
       expect(counts.authorization_codes).toBeGreaterThanOrEqual(1);
       expect(counts.launch_handles).toBeGreaterThanOrEqual(1);
       expect(counts.tokens).toBeGreaterThanOrEqual(2);
+      expect(counts.client_assertions).toBeGreaterThanOrEqual(1);
       expect(counts.deliveries).toBeGreaterThanOrEqual(1);
       expect(counts.delivery_attempts).toBeGreaterThanOrEqual(2);
       expectOnlyLiveRows(await remaining(seeded), seeded);

@@ -1,9 +1,10 @@
 import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
+import type { AggregatorWorkflowInput } from '../../interop/aggregator/query';
 import { SOURCE_IDS } from '../../interop/aggregator/vocabulary';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../delivery/contract';
 import { deliveryWorkflow } from '../delivery/workflow';
-import type { AggregatorSummary, AggregatorWorkflowInput } from './contract';
+import type { AggregatorSummary } from './contract';
 
 const { recordAggregatorQuery, completeAggregatorQuery } = proxyActivities<SandboxActivities>({
   startToCloseTimeout: '30 seconds',

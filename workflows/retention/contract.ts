@@ -1,22 +1,9 @@
+import type { RetentionTarget } from '../../drizzle/vocabulary';
+
 /**
  * The retention workflow's contract, shared by the workflow, the worker's schedule set-up and the
- * tests: what it purges, with what input, and the Schedule that runs it.
+ * tests: what it purges (RETENTION_TARGETS, drizzle/vocabulary.ts), with what input, and the Schedule that runs it.
  */
-
-/** What is purged, in this order; each is a kind of row past its use. */
-export const RETENTION_TARGETS = [
-  /** Idempotency-Key records past their 24 h. */
-  'idempotency_keys',
-  /** SMART authorization codes and picker requests that expired unused. */
-  'authorization_codes',
-  /** SMART EHR launch handles past their lifetime. */
-  'launch_handles',
-  /** SMART access and refresh tokens that expired or were revoked. */
-  'tokens',
-  /** Finished deliveries (with their attempts) older than DELIVERY_RETENTION_DAYS. */
-  'deliveries',
-] as const;
-export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
 
 export interface RetentionInput {
   deliveryRetentionDays: number;

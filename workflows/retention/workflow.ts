@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { DEFAULT_RETENTION_BATCH_SIZE, RETENTION_TARGETS, type RetentionCounts, type RetentionInput } from './contract';
+import { RETENTION_TARGETS } from '../../drizzle/vocabulary';
+import { DEFAULT_RETENTION_BATCH_SIZE, type RetentionCounts, type RetentionInput } from './contract';
 
 const { purgeBatch } = proxyActivities<SandboxActivities>({
   startToCloseTimeout: '1 minute',
@@ -17,7 +18,15 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
   const batchSize = input.batchSize ?? DEFAULT_RETENTION_BATCH_SIZE;
   // The workflow clock is deterministic: every batch of this run uses the same cutoffs.
   const now = Date.now();
-  const counts: RetentionCounts = { idempotency_keys: 0, authorization_codes: 0, launch_handles: 0, tokens: 0, deliveries: 0, delivery_attempts: 0 };
+  const counts: RetentionCounts = {
+    idempotency_keys: 0,
+    authorization_codes: 0,
+    launch_handles: 0,
+    tokens: 0,
+    client_assertions: 0,
+    deliveries: 0,
+    delivery_attempts: 0,
+  };
   for (const target of RETENTION_TARGETS) {
     const cutoff = new Date(target === 'deliveries' ? now - input.deliveryRetentionDays * DAY_MS : now).toISOString();
     for (;;) {

@@ -1,7 +1,8 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { PaceMode, ScenarioRunStatus, ScenarioStepStatus } from '../../drizzle/vocabulary';
+import type { ScenarioRunStatus } from '../../drizzle/vocabulary';
 import type { PlannedStep } from '../../scenarios/plan';
+import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { ConnectionId, OrgId, ScenarioId } from '../search-attributes';
 
 /**
@@ -11,30 +12,6 @@ import { ConnectionId, OrgId, ScenarioId } from '../search-attributes';
 
 /** One workflow per run, found by its business id. */
 export const scenarioWorkflowId = (runId: string) => `scenario-${runId}`;
-
-/** How the run's clock moves; `time_scale` only for `accelerated` (1440: a simulated day per real minute). */
-export interface ScenarioPace {
-  mode: PaceMode;
-  time_scale: number | null;
-}
-
-/** A run as the API creates it; also the workflow's input, so either side can record it first. */
-export interface NewScenarioRun {
-  id: string;
-  organizationId: string;
-  scenarioId: string;
-  connectionId: string | null;
-  environment: string;
-  patientId: string;
-  pace: ScenarioPace;
-  outcome: string | null;
-  seed: string | null;
-  /** The plan (scenarios/plan.ts), stored as the API answers it. */
-  plan: unknown;
-  progress: ScenarioProgress;
-  simulatedStart: string;
-  createdAt: string;
-}
 
 export interface ScenarioWorkflowInput {
   runId: string;
@@ -47,29 +24,6 @@ export interface ScenarioWorkflowInput {
   /** The delivery retry schedule the run's deliveries use (WEBHOOK_RETRY_SCHEDULE, fixed at start). */
   retryScheduleMs: number[];
   newRun: NewScenarioRun;
-}
-
-export interface EmittedEvent {
-  event: string;
-  delivery_id: string;
-}
-
-export interface StepProgress {
-  id: string;
-  status: ScenarioStepStatus;
-  /** When the step's wait ends in real time; null until it waits, and at manual pace. */
-  due_at: string | null;
-  /** When the step happens on the run's simulated clock. */
-  simulated_due_at: string;
-  emitted: EmittedEvent[];
-}
-
-export interface ScenarioProgress {
-  status: ScenarioRunStatus;
-  current_step: string | null;
-  steps: StepProgress[];
-  /** The reason the run stopped early (cancelled or failed). */
-  stopped_reason: string | null;
 }
 
 export const scenarioProgressQuery = defineQuery<ScenarioProgress>('scenarioProgress');

@@ -1,6 +1,6 @@
 import { simulatedOffsetsSeconds } from '../../scenarios/clock';
 import type { PlannedStep } from '../../scenarios/plan';
-import type { EmittedEvent, ScenarioPace, ScenarioProgress, StepProgress } from './contract';
+import type { EmittedEvent, ScenarioPace, ScenarioProgress, StepProgress } from '../../scenarios/run';
 
 /**
  * The scenario workflow's decisions, pure so they are tested apart from Temporal: how long each

@@ -14,6 +14,7 @@ import {
 import type { SandboxActivities } from '../../activities';
 import { isRunEnded } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
+import type { ScenarioProgress } from '../../scenarios/run';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../delivery/contract';
 import { deliveryWorkflow } from '../delivery/workflow';
 import {
@@ -22,7 +23,6 @@ import {
   cancelScenarioUpdate,
   runHasEnded,
   SCENARIO_RUN_ENDED,
-  type ScenarioProgress,
   type ScenarioWorkflowInput,
   scenarioProgressQuery,
 } from './contract';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { PAYERS, type PayerId, PLAN_TYPES } from '../fixtures/payers';
-import { CARC, type CarcKey, SERVICES, type ServiceKey, SYSTEM } from '../fixtures/terminology';
+import { CARC, type CarcKey, SERVICES, type ServiceKey, SYSTEM } from '../fhir/terminology';
+import { PAYERS, type PayerId, PLAN_TYPES } from './payers';
 
 /**
  * Each synthetic payer's rules as data: scenarios and the fixture generator decide outcomes from

@@ -1,9 +1,9 @@
-import type { Database } from '../platform/database';
-import type { WorkflowClient } from '../platform/workflow-client';
-import { deliverySearchAttributes, deliveryWorkflowId } from '../workflows/delivery/contract';
-import { deliveryWorkflow } from '../workflows/delivery/workflow';
-import { checkIn } from './claim-check';
-import type { NewDelivery } from './delivery-records';
+import type { Database } from '../../platform/database';
+import type { WorkflowClient } from '../../platform/workflow-client';
+import { checkIn } from '../../webhooks/claim-check';
+import type { NewDelivery } from '../../webhooks/delivery-records';
+import { deliverySearchAttributes, deliveryWorkflowId } from '../../workflows/delivery/contract';
+import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 
 /**
  * Starts a new delivery's workflow, once per delivery id: starting it again (a retried request that

@@ -1,0 +1,329 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ClientKey, clientCredentials, newClientKey, registerBackendClient, signAssertion, systemToken } from '../support/backend-services';
+import { startTestService, type TestService } from '../support/service';
+import { basicAuth, bearer, postForm, registerSmartClient } from '../support/smart';
+
+let service: TestService;
+let patientIds: string[];
+beforeAll(async () => {
+  service = await startTestService();
+  patientIds = service.fhirStore
+    .patients()
+    .filter((patient) => service.fhirStore.listForPatient('Observation', patient.id!).length > 0)
+    .slice(0, 2)
+    .map((patient) => patient.id!);
+});
+afterAll(() => service.stop());
+
+function expectOAuthError(response: { status: number; headers: Headers; body: any }, status: number, error: string, description?: RegExp) {
+  expect(response.body).toEqual({ error, error_description: description ? expect.stringMatching(description) : expect.any(String) });
+  expect(response.status).toBe(status);
+  expect(response.headers.get('cache-control')).toBe('no-store');
+}
+
+/** A backend services client of a new tenant with one key, registered inline. */
+async function inlineClient(alg: ClientKey['alg'] = 'ES384', metadata: Record<string, unknown> = {}) {
+  const tenant = await service.newTenant();
+  const key = await newClientKey(alg);
+  const client = await registerBackendClient(service, tenant.key, { jwks: { keys: [key.publicJwk] }, ...metadata });
+  return { clientId: client.client_id, key, tenant, client };
+}
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('SMART Backend Services: client_credentials with a private_key_jwt assertion', () => {
+  it('registers a client with public keys and gives it a system token that reads any patient of the world', async () => {
+    const { clientId, key, client } = await inlineClient('ES384');
+    expect(client).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      jwks: { keys: [key.publicJwk] },
+    });
+    expect(client).not.toHaveProperty('client_secret');
+
+    const response = await clientCredentials(service, await signAssertion(service, clientId, key), 'system/Patient.read system/Observation.rs');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: service.config.SMART_ACCESS_TOKEN_SECONDS,
+      scope: 'system/Patient.read system/Observation.rs',
+    });
+    const token = bearer(response.body.access_token);
+
+    const [first, second] = patientIds as [string, string];
+    for (const id of [first, second]) {
+      const read = await service.call(`/fhir/R4/Patient/${id}`, { headers: token });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ resourceType: 'Patient', id });
+    }
+    const observations = await service.call(`/fhir/R4/Observation?patient=${second}&_count=500`, { headers: token });
+    expect(observations.status).toBe(200);
+    expect(observations.body.total).toBe(service.fhirStore.listForPatient('Observation', second).length);
+    expect(observations.body.entry.every((entry: any) => entry.resource.subject.reference === `Patient/${second}`)).toBe(true);
+    const everyPatient = await service.call('/fhir/R4/Patient?_summary=count', { headers: token });
+    expect(everyPatient.body.total).toBe(service.fhirStore.patients().length);
+
+    const outOfScope = await service.call(`/fhir/R4/Condition?patient=${first}`, { headers: token });
+    expect(outOfScope.status).toBe(403);
+    expect(outOfScope.body.issue[0].diagnostics).toContain('system/Condition.s');
+    // $match takes the same system scope (api/fhir/patient-match.ts).
+    const match = await service.call('/fhir/R4/Patient/$match', {
+      method: 'POST',
+      headers: { ...token, 'content-type': 'application/fhir+json' },
+      body: { resourceType: 'Parameters', parameter: [{ name: 'resource', resource: service.fhirStore.read('Patient', first) }] },
+    });
+    expect(match.status).toBe(200);
+  });
+
+  it('accepts RS384 (and the v2 scope syntax, writes left out) and binds the token to the client’s organization', async () => {
+    const { clientId, key, tenant } = await inlineClient('RS384');
+    const response = await clientCredentials(service, await signAssertion(service, clientId, key), 'system/*.cruds');
+    expect(response.status).toBe(200);
+    expect(response.body.scope).toBe('system/*.rs');
+
+    const other = await service.newTenant();
+    const seenBy = async (apiKey: string) =>
+      (await postForm(service, '/oauth/introspect', { token: response.body.access_token }, { authorization: `Bearer ${apiKey}` })).body;
+    expect(await seenBy(tenant.key)).toMatchObject({ active: true, client_id: clientId, sub: clientId, scope: 'system/*.rs' });
+    expect(await seenBy(other.key)).toEqual({ active: false });
+  });
+
+  it('fetches the JWK Set from the client’s jwks_uri at each assertion, so a rotated key works at once', async () => {
+    let served = await newClientKey('ES384');
+    let fetches = 0;
+    const keyServer: Server = createServer((_req, res) => {
+      fetches += 1;
+      res.setHeader('content-type', 'application/jwk-set+json');
+      res.end(JSON.stringify({ keys: [served.publicJwk] }));
+    });
+    await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const tenant = await service.newTenant();
+      const jwksUri = `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}/.well-known/jwks.json`;
+      const client = await registerBackendClient(service, tenant.key, { jwks_uri: jwksUri });
+      expect(client).toMatchObject({ jwks_uri: jwksUri });
+      expect(fetches).toBe(0);
+
+      const first = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
+      expect(first.status).toBe(200);
+      expect(fetches).toBe(1);
+
+      const retired = served;
+      served = await newClientKey('RS384');
+      const rotated = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
+      expect(rotated.status).toBe(200);
+      const withRetiredKey = await clientCredentials(service, await signAssertion(service, client.client_id, retired), 'system/Patient.rs');
+      expectOAuthError(withRetiredKey, 401, 'invalid_client', /no key with kid/);
+    } finally {
+      await new Promise((resolve) => keyServer.close(resolve));
+    }
+  });
+
+  it('refuses a jwks_uri that answers no usable JWK Set', async () => {
+    const keyServer: Server = createServer((req, res) => {
+      if (req.url === '/private') {
+        res.end(JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-384', kid: 'k', x: 'AA', y: 'AA', d: 'AA' }] }));
+        return;
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const tenant = await service.newTenant();
+      const key = await newClientKey();
+      const origin = `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}`;
+      for (const [path, why] of [
+        ['/missing', /answered 404/],
+        ['/private', /private key material/],
+      ] as const) {
+        const client = await registerBackendClient(service, tenant.key, { jwks_uri: `${origin}${path}` });
+        expectOAuthError(
+          await clientCredentials(service, await signAssertion(service, client.client_id, key), 'system/Patient.rs'),
+          401,
+          'invalid_client',
+          why,
+        );
+      }
+    } finally {
+      await new Promise((resolve) => keyServer.close(resolve));
+    }
+  });
+
+  describe('refuses an assertion that does not authenticate the client (invalid_client, 401)', () => {
+    let clientId: string;
+    let key: ClientKey;
+    beforeAll(async () => {
+      ({ clientId, key } = await inlineClient('RS384'));
+    });
+    const attempt = async (assertion: string) => clientCredentials(service, assertion, 'system/Patient.rs');
+
+    it('with another aud than the token endpoint', async () => {
+      const assertion = await signAssertion(service, clientId, key, { claims: { aud: `${service.baseUrl}/fhir/R4` } });
+      expectOAuthError(await attempt(assertion), 401, 'invalid_client', /aud must be the token endpoint/);
+    });
+
+    it('expired, or expiring more than five minutes ahead', async () => {
+      expectOAuthError(await attempt(await signAssertion(service, clientId, key, { expiresInSeconds: -10 })), 401, 'invalid_client', /expired/);
+      expectOAuthError(await attempt(await signAssertion(service, clientId, key, { expiresInSeconds: 600 })), 401, 'invalid_client', /300 seconds/);
+    });
+
+    it('used a second time (its jti is spent), while a fresh jti works', async () => {
+      const assertion = await signAssertion(service, clientId, key);
+      expect((await attempt(assertion)).status).toBe(200);
+      expectOAuthError(await attempt(assertion), 401, 'invalid_client', /used already/);
+      const sameJti = await signAssertion(service, clientId, key, { claims: { jti: 'fixed-jti' } });
+      expect((await attempt(sameJti)).status).toBe(200);
+      expectOAuthError(
+        await attempt(await signAssertion(service, clientId, key, { claims: { jti: 'fixed-jti' } })),
+        401,
+        'invalid_client',
+        /used already/,
+      );
+      expect((await attempt(await signAssertion(service, clientId, key))).status).toBe(200);
+    });
+
+    it('naming a kid the client never registered, or none', async () => {
+      expectOAuthError(
+        await attempt(await signAssertion(service, clientId, key, { header: { kid: 'unknown-key' } })),
+        401,
+        'invalid_client',
+        /no key with kid/,
+      );
+      const withoutKid = await new SignJWT({ jti: 'no-kid' })
+        .setProtectedHeader({ alg: 'RS384' })
+        .setIssuer(clientId)
+        .setSubject(clientId)
+        .setAudience(`${service.baseUrl}/oauth/token`)
+        .setExpirationTime('2m')
+        .sign(key.privateKey);
+      expectOAuthError(await attempt(withoutKid), 401, 'invalid_client', /kid/);
+    });
+
+    it('signed by another key under the registered kid', async () => {
+      const impostor = await newClientKey('RS384');
+      const assertion = await signAssertion(service, clientId, { ...impostor, kid: key.kid });
+      expectOAuthError(await attempt(assertion), 401, 'invalid_client', /signature does not verify/);
+    });
+
+    it('unsigned (alg none)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const unsigned = `${base64url({ alg: 'none', kid: key.kid })}.${base64url({ iss: clientId, sub: clientId, aud: `${service.baseUrl}/oauth/token`, exp: now + 120, jti: 'none-alg' })}.`;
+      expectOAuthError(await attempt(unsigned), 401, 'invalid_client', /signed with none/);
+    });
+
+    it('signed HS256 with the registered public key as the HMAC secret', async () => {
+      const publicKeyPem = await exportSPKI((await generateKeyPair('RS384', { extractable: true })).publicKey);
+      for (const secret of [publicKeyPem, JSON.stringify(key.publicJwk)]) {
+        const forged = await new SignJWT({ jti: `hs-${secret.length}` })
+          .setProtectedHeader({ alg: 'HS256', kid: key.kid })
+          .setIssuer(clientId)
+          .setSubject(clientId)
+          .setAudience(`${service.baseUrl}/oauth/token`)
+          .setExpirationTime('2m')
+          .sign(new TextEncoder().encode(secret));
+        expectOAuthError(await attempt(forged), 401, 'invalid_client', /signed with HS256/);
+      }
+    });
+
+    it('from a client registered without private_key_jwt, and any assertion for an unknown client', async () => {
+      const tenant = await service.newTenant();
+      const app = await registerSmartClient(service, tenant.key, { token_endpoint_auth_method: 'client_secret_basic' });
+      expectOAuthError(await attempt(await signAssertion(service, app.client_id, key)), 401, 'invalid_client', /not private_key_jwt/);
+      expectOAuthError(await attempt(await signAssertion(service, 'cli_01jd8x3m0ae8v9q2w1f4k7t5zr', key)), 401, 'invalid_client', /No client/);
+      expectOAuthError(await attempt('not-a-jwt'), 401, 'invalid_client', /not a signed JWT/);
+    });
+  });
+
+  it('answers RFC 6749 errors for the grant itself: unauthorized_client, invalid_scope, unsupported_grant_type', async () => {
+    const tenant = await service.newTenant();
+    const app = await registerSmartClient(service, tenant.key, { token_endpoint_auth_method: 'client_secret_basic' });
+    const withSecret = await postForm(
+      service,
+      '/oauth/token',
+      { grant_type: 'client_credentials', scope: 'system/Patient.rs' },
+      basicAuth(app.client_id, app.client_secret!),
+    );
+    expectOAuthError(withSecret, 400, 'unauthorized_client', /private_key_jwt/);
+
+    const { clientId, key } = await inlineClient('ES384', { scope: 'system/Patient.rs system/Observation.rs' });
+    const ask = async (scope: string) => clientCredentials(service, await signAssertion(service, clientId, key), scope);
+    expectOAuthError(
+      await ask('system/Patient.rs patient/Observation.rs'),
+      400,
+      'invalid_scope',
+      /patient\/Observation\.rs cannot be granted: client_credentials grants system-level/,
+    );
+    expectOAuthError(await ask('launch/patient'), 400, 'invalid_scope', /system-level/);
+    expectOAuthError(await ask('system/Condition.rs'), 400, 'invalid_scope', /outside the scope registered/);
+    expectOAuthError(await ask(''), 400, 'invalid_scope', /scope is required/);
+    expect((await ask('system/Observation.read')).body.scope).toBe('system/Observation.read');
+
+    expectOAuthError(await postForm(service, '/oauth/token', { grant_type: 'password' }), 400, 'unsupported_grant_type');
+    // A backend services client has no code to exchange.
+    const codeGrant = await postForm(service, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code: 'x',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await signAssertion(service, clientId, key),
+    });
+    expectOAuthError(codeGrant, 400, 'unauthorized_client');
+  });
+
+  it('refuses at registration a JWK Set with private key material, symmetric keys, or keys without kid', async () => {
+    const tenant = await service.newTenant();
+    const pair = await generateKeyPair('ES384', { extractable: true });
+    const { exportJWK } = await import('jose');
+    const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: 'leaked' };
+    const register = (jwks: unknown, extra: Record<string, unknown> = {}) =>
+      service.call('/v1/smart/clients', {
+        key: tenant.key,
+        method: 'POST',
+        body: { client_name: 'Backend', token_endpoint_auth_method: 'private_key_jwt', grant_types: ['client_credentials'], jwks, ...extra },
+      });
+    const leaked = await register({ keys: [privateJwk] });
+    expect(leaked.status).toBe(422);
+    expect(leaked.body.errors).toEqual([{ path: 'body.jwks.keys.0', message: expect.stringContaining('private key material (d)') }]);
+    expect(JSON.stringify(leaked.body)).not.toContain(privateJwk.d);
+
+    const symmetric = await register({ keys: [{ kty: 'oct', kid: 'k', k: 'c2VjcmV0' }] });
+    expect(symmetric.status).toBe(422);
+    const { kid: _kid, ...withoutKid } = (await newClientKey()).publicJwk;
+    expect((await register({ keys: [withoutKid] })).status).toBe(422);
+    expect((await register({ keys: [] })).status).toBe(422);
+    const both = await register({ keys: [(await newClientKey()).publicJwk] }, { jwks_uri: 'http://127.0.0.1:9/jwks.json' });
+    expect(both.status).toBe(422);
+    const patientScope = await register({ keys: [(await newClientKey()).publicJwk] }, { scope: 'patient/*.rs' });
+    expect(patientScope.body.errors).toEqual([{ path: 'body.scope', message: expect.stringContaining('not a system scope') }]);
+    const codeClient = await register(undefined, { token_endpoint_auth_method: 'client_secret_basic', redirect_uris: ['https://app.example/cb'] });
+    expect(codeClient.body.errors).toEqual([{ path: 'body.grant_types', message: expect.stringContaining('private_key_jwt') }]);
+  });
+
+  it('a system token reads only the types its scopes name', async () => {
+    const { accessToken } = await systemToken(service, 'system/Observation.rs');
+    const patientRead = await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: bearer(accessToken) });
+    expect(patientRead.status).toBe(403);
+    expect(patientRead.body.issue[0].diagnostics).toContain('system/Patient.r');
+  });
+});
+
+describe('discovery', () => {
+  it('lists client_credentials, private_key_jwt and the assertion algorithms, and the CapabilityStatement says so', async () => {
+    const configuration = (await service.call('/.well-known/smart-configuration')).body;
+    expect(configuration.grant_types_supported).toContain('client_credentials');
+    expect(configuration.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(configuration.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS384', 'ES384']));
+    expect(configuration.token_endpoint_auth_signing_alg_values_supported).not.toContain('none');
+    expect(configuration.capabilities).toEqual(expect.arrayContaining(['client-confidential-asymmetric', 'permission-v1', 'permission-v2']));
+    expect(configuration.scopes_supported).toContain('system/*.rs');
+    const metadata = (await service.call('/fhir/R4/metadata')).body;
+    expect(metadata.rest[0].security.description).toContain('client_credentials');
+  });
+});
