@@ -11,7 +11,7 @@ import {
   stagedEnvelopes,
 } from '../drizzle/schema';
 import type { Database } from '../platform/database';
-import type { RetentionTarget } from '../webhooks/vocabulary';
+import type { RetentionTarget } from '../platform/retention';
 import { TERMINAL_DELIVERY_STATUSES } from '../webhooks/vocabulary';
 
 export interface PurgeResult {

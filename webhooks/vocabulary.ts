@@ -34,20 +34,3 @@ export type TargetSource = (typeof TARGET_SOURCES)[number];
 /** The chaos modes a reliability profile can switch on. */
 export const CHAOS_MODES = ['transient_503', 'slow', 'rate_limit'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
-
-/** What is purged, in this order; each is a kind of row past its use. */
-export const RETENTION_TARGETS = [
-  /** Idempotency-Key records past their 24 h. */
-  'idempotency_keys',
-  /** SMART authorization codes and picker requests that expired unused. */
-  'authorization_codes',
-  /** SMART EHR launch handles past their lifetime. */
-  'launch_handles',
-  /** SMART access and refresh tokens that expired or were revoked. */
-  'tokens',
-  /** The jti of client assertions (SMART Backend Services) past their exp: such an assertion no longer verifies. */
-  'client_assertions',
-  /** Finished deliveries (with their attempts) older than DELIVERY_RETENTION_DAYS. */
-  'deliveries',
-] as const;
-export type RetentionTarget = (typeof RETENTION_TARGETS)[number];

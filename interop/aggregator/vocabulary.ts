@@ -50,7 +50,7 @@ export type AggregatableType = (typeof AGGREGATABLE_TYPES)[number];
 
 /**
  * An aggregator query runs until its workflow has merged every source's answer, then says how that
- * went (README, "Aggregator query"): `completed` when every source answered, `partial` when some
+ * went (docs/api/aggregator.md): `completed` when every source answered, `partial` when some
  * failed or timed out, `failed` when none answered.
  */
 export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;

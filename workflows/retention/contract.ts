@@ -1,4 +1,4 @@
-import type { RetentionTarget } from '../../webhooks/vocabulary';
+import type { RetentionTarget } from '../../platform/retention';
 
 /**
  * The retention workflow's contract, shared by the workflow, the worker's schedule set-up and the
