@@ -134,6 +134,13 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       // Cancelled while the attempt was in flight: its answer is in the attempt log; the delivery stays cancelled.
       if (state.status === 'cancelled') return { status: 'cancelled' as const };
       const decision = trigger === 'replay' ? decideAfterReplay(result) : decideAfterAttempt(result, retriesUsed, input.retryScheduleMs);
+      // The attempt's own write marked the row succeeded: only this run's state and search attribute follow. Decided by
+      // the recorded result, so histories from before attempts did this (no such field) replay their state step as they ran.
+      if (decision.status === 'succeeded' && result.recordedSucceeded) {
+        state = { ...state, status: 'succeeded', nextAttemptAt: null };
+        upsertSearchAttributes([{ key: DeliveryStatus, value: 'succeeded' }]);
+        return decision;
+      }
       // Date.now() in a workflow is the deterministic workflow clock.
       await setState(decision.status, decision.status === 'retrying' ? new Date(Date.now() + decision.delayMs).toISOString() : null);
       return decision;
