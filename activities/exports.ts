@@ -5,7 +5,7 @@ import type { ExportOutcome, ExportPlan, ExportWorkflowInput } from '../interop/
 import { exportedResources, exportFiles } from '../interop/bulk-export/files';
 import type { ExportRequest } from '../interop/bulk-export/request';
 import type { Database } from '../platform/database';
-import { chaosProfileSchema, DEFAULT_CHAOS_PROFILE, type ExportChaos, pickExportChaos } from '../webhooks/chaos';
+import { DEFAULT_RELIABILITY_PROFILE, type ExportChaos, pickExportChaos, reliabilityProfileSchema } from '../webhooks/chaos';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -22,7 +22,7 @@ export function createExportActivities({ db, fhirStore }: { db: Database; fhirSt
         .select({ profile: reliabilityProfiles.profile })
         .from(reliabilityProfiles)
         .where(eq(reliabilityProfiles.organizationId, input.organizationId));
-      const profile = profileRow ? chaosProfileSchema.parse(profileRow.profile) : DEFAULT_CHAOS_PROFILE;
+      const profile = profileRow ? reliabilityProfileSchema.parse(profileRow.profile) : DEFAULT_RELIABILITY_PROFILE;
       await db
         .update(bulkExports)
         .set({ chaos: pickExportChaos(profile.bulk_export) })

@@ -1,15 +1,15 @@
 import { and, asc, count, eq } from 'drizzle-orm';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { type BulkExport, bulkExportFiles, bulkExports } from '../../drizzle/schema';
-import type { ExportLevel } from '../../drizzle/vocabulary';
 import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
 import type { FhirStore } from '../../fixtures/store';
 import { groupMembers, levelTypes } from '../../interop/bulk-export/files';
 import { type ExportRequest, parseKickOff } from '../../interop/bulk-export/request';
+import type { ExportLevel } from '../../interop/bulk-export/vocabulary';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { isId, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
+import { WorkflowClosedError, type WorkflowGateway } from '../../platform/workflow-gateway';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { permission } from '../../smart/scopes';
 import { exportSearchAttributes, exportWorkflowId } from '../../workflows/export/contract';
@@ -48,7 +48,7 @@ export function bulkExportRouter({
 }: {
   db: Database;
   fhirStore: FhirStore;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   urls: SmartUrls;
   config: Config;
   withToken: RequestHandler;

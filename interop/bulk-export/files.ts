@@ -1,8 +1,8 @@
 import type { FhirResource, OperationOutcome } from 'fhir/r4';
-import type { ExportFileKind } from '../../drizzle/vocabulary';
 import { operationOutcome } from '../../fhir/operation-outcome';
 import { type FhirStore, patientOf } from '../../fixtures/store';
 import { type ExportRequest, typeFilterMatcher } from './request';
+import type { ExportFileKind } from './vocabulary';
 
 /** A file is cut at this size (and the type continues in the next), so no stored file is larger. */
 export const EXPORT_FILE_MAX_BYTES = 1024 * 1024;

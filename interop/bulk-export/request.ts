@@ -1,6 +1,6 @@
-import type { ExportLevel } from '../../drizzle/vocabulary';
 import { FhirError } from '../../fhir/operation-outcome';
 import { criterion, ID_PARAMETER, searchParametersOf } from '../../fhir/search-parameters';
+import type { ExportLevel } from './vocabulary';
 
 /**
  * A FHIR Bulk Data 2.0 kick-off (`$export`), checked and resolved once, when it is made: the workflow
