@@ -12,19 +12,18 @@ import {
   organizations,
   reliabilityProfiles,
 } from '../drizzle/schema';
-import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
-import { asFhirJson } from '../fhir/resource-json';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
-import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import { type ChaosEffect, DEFAULT_RELIABILITY_PROFILE, pickChaos, reliabilityProfileSchema } from '../webhooks/chaos';
 import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
 import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
+import { newDelivery } from '../webhooks/new-delivery';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
+import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../webhooks/vocabulary';
 
 export interface DeliveryActivityDependencies {
   db: Database;
@@ -105,7 +104,7 @@ export function createDeliveryActivities({
         organizationSecret: organizations.webhookSecret,
         connectionUrl: connections.webhookUrl,
         connectionSecret: connections.webhookSecret,
-        chaosProfile: reliabilityProfiles.profile,
+        reliabilityProfile: reliabilityProfiles.profile,
       })
       .from(deliveries)
       .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
@@ -119,9 +118,9 @@ export function createDeliveryActivities({
       secret: row.connectionSecret ?? row.organizationSecret,
       source: row.connectionUrl ? 'connection' : 'organization',
     };
-    const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
+    const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
     const recorded = row.recorded?.id ? row.recorded : null;
-    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile, organizationId: row.organizationId };
+    return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
   }
 
   /**
@@ -270,7 +269,7 @@ export function createDeliveryActivities({
           if (prepared.recorded) return asResult(prepared.recorded);
           if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
           slotHeldFor = prepared.organizationId;
-          chaos.effect = pickChaos(prepared.chaosProfile, input.attemptNumber);
+          chaos.effect = pickChaos(prepared.reliabilityProfile, input.attemptNumber);
           // The intent, before anything is sent: a worker dying after the POST still leaves the send in the log.
           const [intent] = await db
             .insert(deliveryAttempts)
@@ -339,35 +338,25 @@ export function createDeliveryActivities({
       if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
       const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
       const failedAt = new Date().toISOString();
-      const envelope: WebhookEnvelope = {
-        id: newId('evt'),
-        event: DELIVERY_EXHAUSTED_EVENT,
-        connection_id: null,
-        environment: failed.environment,
-        occurred_at: failedAt,
-        resource: asFhirJson(
-          exhaustedReport({
-            deliveryId: failed.id,
-            event: failed.event,
-            connectionId: failed.connectionId,
-            lastStatus: attempts.at(-1)?.responseStatus ?? null,
-            attemptCount: attempts.length,
-            failedAt,
-          }),
-        ),
-      };
-      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
-      await recordNewDelivery(db, {
-        id: newId('dlv'),
+      const report = newDelivery({
         organizationId: failed.organizationId,
         connectionId: null,
         scenarioId: failed.scenarioId,
         event: DELIVERY_EXHAUSTED_EVENT,
         environment: failed.environment,
-        envelopeBody: JSON.stringify(envelope),
-        createdAt: failedAt,
+        occurredAt: failedAt,
+        resource: exhaustedReport({
+          deliveryId: failed.id,
+          event: failed.event,
+          connectionId: failed.connectionId,
+          lastStatus: attempts.at(-1)?.responseStatus ?? null,
+          attemptCount: attempts.length,
+          failedAt,
+        }),
         sourceDeliveryId: failed.id,
       });
+      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
+      await recordNewDelivery(db, report);
       return (await reportOf())!;
     },
 

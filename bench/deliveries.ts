@@ -11,19 +11,15 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { sql } from 'drizzle-orm';
-import { createApp } from '../api/app';
 import { deliveries, deliveryAttempts } from '../drizzle/schema';
-import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
 import { generateApiKey } from '../platform/secrets';
-import { VERSION } from '../platform/version';
-import { listen } from '../runtime/services';
+import { startProcess } from '../runtime/process';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
-import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 import { signEnvelope } from '../webhooks/signing';
@@ -313,26 +309,19 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
     WEBHOOK_RETRY_SCHEDULE: schedule,
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    HL7_MLLP_PORT: 'off',
   });
   const statements = { api: statementCounter(), worker: statementCounter() };
   const apiDatabase = await openDatabase({ databaseUrl, dataDir: scratch, onStatement: statements.api.onStatement });
   const workerDatabase = await openDatabase({ databaseUrl, dataDir: scratch, onStatement: statements.worker.onStatement });
   const temporal = await connectTemporal(temporalAddress, 'default');
-  const worker = await startWorker({ address: temporalAddress, config, db: workerDatabase.db });
-  const server = await listen(
-    createApp({
-      config,
-      db: apiDatabase.db,
-      listen: apiDatabase.listen,
-      temporal: temporal.client,
-      logger,
-      version: VERSION,
-      fhirStore: loadFhirStore(),
-    }),
-    '127.0.0.1',
-    0,
-    5,
-  );
+  // The API and the worker each get their own connection pool, so the bench counts each one's statements.
+  const worker = await startProcess({ config, logger, database: workerDatabase, temporal, temporalAddress, roles: { api: false, worker: true } });
+  const api = await startProcess({ config, logger, database: apiDatabase, temporal, temporalAddress, roles: { api: true, worker: false } });
+  const server = api.server!;
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
     statements,
@@ -359,8 +348,7 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
       );
     },
     async stop() {
-      await server.close();
-      await worker.stop();
+      for (const { run } of [...api.stops, ...worker.stops]) await run();
       await temporal.connection.close();
       await apiDatabase.close();
       await workerDatabase.close();
