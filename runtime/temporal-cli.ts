@@ -122,7 +122,8 @@ function runGoInstall(): Promise<void> {
   });
 }
 
-function goBinDirectory(): string {
+/** Where `go install` puts binaries (GOBIN, else the first GOPATH's bin, else ~/go/bin). */
+export function goBinDirectory(): string {
   const fromGo = (name: string) => {
     const result = spawnSync('go', ['env', name], { encoding: 'utf8' });
     return result.status === 0 ? result.stdout.trim() : '';

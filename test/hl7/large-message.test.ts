@@ -5,13 +5,10 @@ import type { Bundle } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stagedEnvelopes } from '../../drizzle/schema';
 import { FS, frame } from '../../hl7/mllp';
-import { processedOffLoop, processHl7OffLoop } from '../../hl7/off-loop';
 import { MAX_MESSAGE_BYTES, parseHl7 } from '../../hl7/parse';
-import { processHl7Portable } from '../../hl7/portable-outcome';
 import { HL7_TRIGGERS } from '../../hl7/triggers';
 import { newId } from '../../platform/ids';
 import type { RunningMllpListener } from '../../runtime/mllp';
-import { STAGE_ENVELOPES_OVER_BYTES } from '../../webhooks/claim-check';
 import { PAGE_ENVELOPE_BYTES, recordNewDelivery } from '../../webhooks/delivery-records';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { isFinished, tenantReceivingAt, waitForDelivery } from '../support/deliveries';
@@ -108,32 +105,6 @@ async function expectReplayed(deliveryId: string, first: ReceivedRequest) {
 }
 
 describe('a 256 KiB HL7 v2 message', () => {
-  it('is built at the limit, and its envelope is over the claim-check threshold and Temporal’s payload limit', () => {
-    const text = largeOruR01({ controlId: 'SYN-BIG-0' });
-    expect(Buffer.byteLength(text)).toBe(MAX_MESSAGE_BYTES);
-    expect(STAGE_ENVELOPES_OVER_BYTES).toBeLessThan(TEMPORAL_PAYLOAD_LIMIT);
-  });
-
-  it('is processed off the event loop, with the same outcome as in place', async () => {
-    const text = largeOruR01({ controlId: 'SYN-BIG-LOOP' });
-    // A thread's answer arrives as a message on a later turn of the event loop, after this setImmediate;
-    // work done in place would resolve first, without the loop ever turning.
-    let turned = false;
-    setImmediate(() => {
-      turned = true;
-    });
-    const before = { utilization: performance.eventLoopUtilization(), processed: processedOffLoop() };
-    const offLoop = await processHl7OffLoop(text);
-    expect(processedOffLoop()).toBe(before.processed + 1);
-    // Meanwhile this thread's loop mostly waited, where processing in place keeps it busy throughout.
-    expect(performance.eventLoopUtilization(before.utilization).utilization).toBeLessThan(0.5);
-    expect(turned).toBe(true);
-    const inPlace = processHl7Portable({ text });
-    expect(offLoop.kind).toBe('acknowledged');
-    expect({ ...offLoop, ack: undefined }).toEqual({ ...inPlace, ack: undefined });
-    expect(offLoop.ack.code).toBe('AA');
-  }, 60_000);
-
   it('injected over HTTP as ER7 is delivered whole and signed, replayed, and readable through the API', async () => {
     const text = largeOruR01({ controlId: 'SYN-BIG-HTTP' });
     const response = await service.call('/v1/sandbox/hl7/inject', { key: tenant.key, method: 'POST', body: text, headers: { 'content-type': ER7 } });

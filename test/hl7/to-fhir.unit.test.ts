@@ -13,6 +13,7 @@ import type {
   Patient,
 } from 'fhir/r4';
 import { describe, expect, it } from 'vitest';
+import { findEvent } from '../../catalog/events';
 import { loadFhirStore } from '../../fixtures/store';
 import { SYNTHETIC_TAG } from '../../fixtures/synthetic';
 import { parseHl7 } from '../../hl7/parse';
@@ -48,6 +49,10 @@ describe('templates', () => {
   it('exist for every trigger the sandbox takes', () => {
     const templated = new Set(listTemplates().map((template) => template.message_type.split('^').slice(0, 2).join('^')));
     expect([...templated].sort()).toEqual(HL7_TRIGGERS.map((trigger) => trigger.type).sort());
+  });
+
+  it('are delivered under a catalog event, one for every trigger', () => {
+    for (const trigger of HL7_TRIGGERS) expect(findEvent(trigger.event), trigger.type).toBeDefined();
   });
 
   it('are filled from a synthetic patient of the world, and from another one on request', () => {

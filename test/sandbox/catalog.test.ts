@@ -1,10 +1,8 @@
-import type { Bundle, ClaimResponse } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domains } from '../../catalog/domains';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS } from '../../claims/payer-rules';
 import { PAYERS } from '../../claims/payers';
-import { reviewActionOf } from '../../claims/prior-authorization';
 import { containedIdsIn, referencesIn } from '../support/fhir-references';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
@@ -91,36 +89,6 @@ describe('GET /v1/sandbox/catalog', () => {
         expect(service.fhirStore.read(type!, id!), `${name}: ${reference}`).toBeDefined();
       }
     }
-  });
-
-  it('describes events in the state they announce', async () => {
-    const admitted = findEvent('adt.patient.admitted')!.sampleResource(service.fhirStore) as { status: string; period: { end?: string } };
-    expect(admitted.status).toBe('in-progress');
-    expect(admitted.period.end).toBeUndefined();
-    const discharged = findEvent('adt.patient.discharged')!.sampleResource(service.fhirStore) as { status: string };
-    expect(discharged.status).toBe('finished');
-    // Prior auth as PAS 2.2.1 says: outcome complete, the X12 278 review action on the item (A4 pended, A1 certified, A3 not certified).
-    const sample = (event: string) => findEvent(event)!.sampleResource(service.fhirStore) as ClaimResponse;
-    const pended = sample('prior_auth.request.pended');
-    expect(pended).toMatchObject({ outcome: 'complete', communicationRequest: [{ reference: '#more-information' }] });
-    expect(reviewActionOf(pended)).toBe('A4');
-    expect(pended.preAuthRef).toBeUndefined();
-    const approved = sample('prior_auth.request.approved');
-    expect(reviewActionOf(approved)).toBe('A1');
-    expect(approved.preAuthRef).toBeDefined();
-    const denied = sample('prior_auth.request.denied');
-    expect(reviewActionOf(denied)).toBe('A3');
-    expect(denied.disposition).toMatch(/^Denied/);
-    expect(new Set([pended, approved].map((response) => response.identifier![0]!.value)).size).toBe(2);
-    const acknowledged = sample('claims.claim.acknowledged');
-    // The 277CA acknowledgement, the adjudicated ClaimResponse and its EOB each have their own business identifier.
-    const adjudicated = findEvent('claims.claim.adjudicated')!.sampleResource(service.fhirStore) as Bundle;
-    const identifiers = [acknowledged, ...adjudicated.entry!.map((entry) => entry.resource as ClaimResponse)].map(
-      (resource) => resource.identifier![0]!.value,
-    );
-    expect(new Set(identifiers).size).toBe(3);
-    // A sample is a copy: changing it never changes the shared world.
-    expect(service.fhirStore.read('Encounter', (admitted as unknown as { id: string }).id)).toMatchObject({ status: 'finished' });
   });
 });
 

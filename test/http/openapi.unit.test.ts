@@ -1,17 +1,62 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import type { Express } from 'express';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app';
 import { smartConfigurationSchema } from '../../api/smart/discovery';
+import * as schema from '../../drizzle/schema';
+import { type FhirStore, loadFhirStore } from '../../fixtures/store';
+import { loadConfig } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import { createLogger } from '../../platform/logger';
 import { mountedRoutes } from '../support/mounted-routes';
-import { startTestService, type TestService } from '../support/service';
 
-let service: TestService;
+/**
+ * The document the app serves, from the app itself with no database and no Temporal behind it: the
+ * document and the discovery answer are built from route definitions alone. The database client
+ * points at a closed port (postgres.js connects on the first query, which would fail), and any use of
+ * the Temporal client throws.
+ */
+function unreachable(name: string): never {
+  return new Proxy({} as object, {
+    get(_target, property) {
+      throw new Error(`serving /openapi.json used the ${name} (${String(property)})`);
+    },
+  }) as never;
+}
+
+let app: Express;
+let server: Server;
+let baseUrl: string;
+let fhirStore: FhirStore;
 let document: any;
 
+async function get(path: string): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`);
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
 beforeAll(async () => {
-  service = await startTestService();
-  document = (await service.call('/openapi.json')).body;
+  fhirStore = loadFhirStore();
+  app = createApp({
+    config: loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }),
+    db: drizzle(postgres('postgres://nobody@127.0.0.1:1/none', { max: 1 }), { schema }) as unknown as Database,
+    listen: async () => {},
+    temporal: unreachable('Temporal client'),
+    logger: createLogger('silent', { pretty: false }),
+    version: 'test',
+    fhirStore,
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  document = await get('/openapi.json');
 });
-afterAll(() => service.stop());
+afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 /**
  * The operations the app answers, as OpenAPI writes them: `:id` is `{id}`; a path that answers
@@ -19,7 +64,7 @@ afterAll(() => service.stop());
  * preflights (OPTIONS, not operations) and the FHIR catch-all, which answers only "not supported".
  */
 function answeredOperations(): string[] {
-  return mountedRoutes(service.app)
+  return mountedRoutes(app)
     .filter((route) => route.method !== 'options' && !route.path.endsWith('/{*rest}'))
     .map((route) => `${route.method} ${route.path.replace('{/*rest}', '').replace(/:(\w+)/g, '{$1}')}`);
 }
@@ -54,13 +99,13 @@ describe('/openapi.json', () => {
     expect(document.paths['/v1/connections'].get.security).toEqual([{ apiKey: [] }]);
     expect(document.paths['/fhir/R4/{type}'].get.parameters).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ in: 'path', name: 'type', schema: expect.objectContaining({ enum: service.fhirStore.supportedTypes }) }),
+        expect.objectContaining({ in: 'path', name: 'type', schema: expect.objectContaining({ enum: fhirStore.supportedTypes }) }),
       ]),
     );
   });
 
   it('describes the SMART and OAuth answers with the schemas that type them', async () => {
-    const served = (await service.call('/.well-known/smart-configuration')).body;
+    const served = await get('/.well-known/smart-configuration');
     expect(smartConfigurationSchema.safeParse(served).success).toBe(true);
     const discovery = document.paths['/.well-known/smart-configuration'].get.responses['200'].content['application/json'].schema;
     expect(discovery).toEqual({ $ref: '#/components/schemas/SmartConfiguration' });

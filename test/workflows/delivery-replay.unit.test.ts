@@ -1,16 +1,21 @@
 import { readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { installQuietRuntime } from '../../runtime/worker';
+import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { installQuietRuntime, WORKFLOWS_PATH } from '../../runtime/worker';
 
 /**
  * Deliveries already running keep working when the delivery workflow changes: a history recorded by
  * an earlier version replays against today's code without a nondeterminism error. Histories are kept
  * as binary protobuf (History.encode of WorkflowHandle.fetchHistory()): the SDK's JSON reader fails in
  * this install, whose @temporalio/common and @temporalio/proto each carry their own protobufjs.
+ * A replay needs the workflow code only, no Temporal server: the test bundles it itself.
  */
-beforeAll(() => installQuietRuntime());
+let workflowBundle: WorkflowBundle;
+beforeAll(async () => {
+  installQuietRuntime();
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+}, 120_000);
 
 const { History, EventType } = { History: proto.temporal.api.history.v1.History, EventType: proto.temporal.api.enums.v1.EventType };
 
@@ -25,9 +30,7 @@ describe('delivery workflow versions', () => {
     // That version's first workflow task ran the recording step (a local activity's marker) before scheduling the attempt.
     expect(types.indexOf(EventType.EVENT_TYPE_MARKER_RECORDED)).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED));
     expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-recorded-before-first-attempt'),
-    ).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-recorded-before-first-attempt')).resolves.toBeUndefined();
   });
 
   it('replays a delivery whose input carried a claim check for its envelope instead of the envelope', async () => {
@@ -37,9 +40,7 @@ describe('delivery workflow versions', () => {
     expect(input.newDelivery).toMatchObject({ envelopeStaged: true });
     expect(input.newDelivery).not.toHaveProperty('envelopeBody');
     expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-claim-check'),
-    ).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-claim-check')).resolves.toBeUndefined();
   });
 
   it('replays a delivery cancelled while its attempt was in flight (patch cancel-during-attempt)', async () => {
@@ -54,8 +55,18 @@ describe('delivery workflow versions', () => {
     expect(completed).toBeGreaterThan(-1);
     expect(completed).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED));
     expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, recorded, 'delivery-cancelled-mid-attempt'),
-    ).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-cancelled-mid-attempt')).resolves.toBeUndefined();
+  });
+
+  it('replays a delivery whose attempt recorded it succeeded itself, with no state step after it', async () => {
+    const recorded = history('delivery-attempt-records-success');
+    const completed = recorded.events.find((event) => event.activityTaskCompletedEventAttributes)!.activityTaskCompletedEventAttributes!;
+    const result = JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'));
+    expect(result).toMatchObject({ outcome: 'succeeded', recordedSucceeded: true });
+    const markers = recorded.events.map((event) => event.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    // Only the two patches' markers: no local activity wrote the state.
+    expect(markers).toEqual(['core_patch', 'core_patch']);
+    expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-attempt-records-success')).resolves.toBeUndefined();
   });
 });
