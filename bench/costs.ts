@@ -235,10 +235,45 @@ export function cpuMeter(groups: () => Record<string, number[]>) {
   };
 }
 
+/** The CPU of every measured process together (the machine's total aside), in ms. */
+export function measuredMs(spent: Record<string, number>): number {
+  return Object.entries(spent).reduce((sum, [name, ms]) => (name === 'machine' ? sum : sum + ms), 0);
+}
+
 /** CPU per item, in ms: ours (every group together) and each group's, then the machine's, which includes other work on it. */
 export function formatCpu(spent: Record<string, number>, items: number): string {
   const each = (ms: number) => (ms / items).toFixed(1);
   const groups = Object.entries(spent).filter(([name]) => name !== 'machine');
   const ours = groups.reduce((sum, [, ms]) => sum + ms, 0);
   return `${each(ours)} ms (${groups.map(([name, ms]) => `${name} ${each(ms)}`).join(', ')}); whole machine ${each(spent.machine!)} ms`;
+}
+
+/**
+ * Requests Temporal's services made to their database for namespace `default`, by operation, summed
+ * over the servers' Prometheus endpoints (a cluster's `metricsUrl`s): what sizes Temporal's own Postgres.
+ */
+export async function persistenceRequests(metricsUrls: string[]): Promise<Map<string, number>> {
+  const byOperation = new Map<string, number>();
+  for (const url of metricsUrls) {
+    const text = await (await fetch(url)).text();
+    for (const match of text.matchAll(/^persistence_requests\{([^}]*)\} (\S+)$/gm)) {
+      const labels = match[1]!;
+      if (!labels.includes('namespace="default"')) continue;
+      const operation = /operation="([^"]+)"/.exec(labels)?.[1] ?? 'unknown';
+      byOperation.set(operation, (byOperation.get(operation) ?? 0) + Number(match[2]));
+    }
+  }
+  return byOperation;
+}
+
+/** Each operation's requests between two readings, per item, largest first. */
+export function formatPersistence(before: Map<string, number>, after: Map<string, number>, items: number): string {
+  const spent = [...after]
+    .map(([operation, count]) => [operation, (count - (before.get(operation) ?? 0)) / items] as const)
+    .filter(([, each]) => each > 0);
+  const total = spent.reduce((sum, [, each]) => sum + each, 0);
+  return `${total.toFixed(1)} (${spent
+    .sort((a, b) => b[1] - a[1])
+    .map(([operation, each]) => `${operation} ${each.toFixed(1)}`)
+    .join(', ')})`;
 }

@@ -25,7 +25,19 @@ import { createScratchDatabase } from '../test/support/scratch-database';
 import { signEnvelope } from '../webhooks/signing';
 import { deliveryWorkflowId } from '../workflows/delivery/contract';
 import { scenarioWorkflowId } from '../workflows/scenario/contract';
-import { countWorkflows, cpuMeter, formatCounts, formatCpu, postgresPids, type StatementCounts, statementCounter, statementsSince } from './costs';
+import {
+  countWorkflows,
+  cpuMeter,
+  formatCounts,
+  formatCpu,
+  formatPersistence,
+  measuredMs,
+  persistenceRequests,
+  postgresPids,
+  type StatementCounts,
+  statementCounter,
+  statementsSince,
+} from './costs';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -48,7 +60,7 @@ const { EventType } = proto.temporal.api.enums.v1;
  * for the rows), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
  */
 const deliveriesPerRun = Number(process.env.BENCH_DELIVERIES ?? 2000);
-const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').map(Number);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').filter(Boolean).map(Number);
 const scenarioRuns = Number(process.env.BENCH_SCENARIO_RUNS ?? 5);
 /**
  * The load is spread over this many organizations: a worker runs at most DELIVERY_SLOTS_PER_ORGANIZATION
@@ -68,8 +80,10 @@ const backlogSize = Number(process.env.BENCH_BACKLOG ?? 10_000);
 /** A running cluster's description (`npm run cluster -- start` writes it): its frontend, and its server processes by role. */
 const clusterFile = process.env.BENCH_CLUSTER_FILE;
 const cluster = clusterFile
-  ? (JSON.parse(readFileSync(clusterFile, 'utf8')) as { temporalAddress: string; processes: { role: string; pid: number }[] })
+  ? (JSON.parse(readFileSync(clusterFile, 'utf8')) as { temporalAddress: string; processes: { role: string; pid: number; metricsUrl?: string }[] })
   : undefined;
+/** The cluster's Prometheus endpoints, to count Temporal's database requests per delivery. */
+const metricsUrls = (cluster?.processes ?? []).flatMap((server) => (server.metricsUrl ? [server.metricsUrl] : []));
 const externalTemporal = cluster?.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
 /** The Temporal server's processes, by role, whose CPU is read: the dev server is one process, a cluster one per service and node. */
 const temporalPids: Record<string, number[]> = {};
@@ -205,9 +219,11 @@ async function main() {
     let oneInFlight: string[] = [];
     for (const concurrency of concurrencies) {
       const statementsBefore = { api: service.statements.api.snapshot(), worker: service.statements.worker.snapshot() };
+      const persistenceBefore = await persistenceRequests(metricsUrls);
       let spent = cpu.start();
       const ours = await runDeliveries([service.baseUrl], keys, receiver, concurrency);
       const oursCpu = spent();
+      const persistenceAfter = await persistenceRequests(metricsUrls);
       const statements = {
         api: statementsSince(service.statements.api, statementsBefore.api),
         worker: statementsSince(service.statements.worker, statementsBefore.worker),
@@ -215,6 +231,7 @@ async function main() {
       spent = cpu.start();
       const engineRun = await runEngineCeiling(temporal.client, concurrency);
       const engineCpu = spent();
+      const persistenceEngine = await persistenceRequests(metricsUrls);
       if (concurrency === 1) {
         oneInFlight = [
           '  a delivery:',
@@ -224,7 +241,10 @@ async function main() {
         ];
       }
       const size = runSize(concurrency);
-      cpuNotes.push(`  ${concurrency} in flight: a delivery ${formatCpu(oursCpu, size)}; a no-op workflow ${formatCpu(engineCpu, size)}`);
+      cpuNotes.push(
+        `  ${concurrency} in flight: a delivery ${formatCpu(oursCpu, size)}; a no-op workflow ${formatCpu(engineCpu, size)}; ` +
+          `no-op ÷ delivery ${(measuredMs(engineCpu) / measuredMs(oursCpu)).toFixed(2)} (the rate ratio a machine with nothing else to do would show)`,
+      );
       const sample = (traces: Trace[]) => traces.slice(-HISTORY_SAMPLE).map((trace) => trace.workflowId);
       const perStatement = (counts: StatementCounts) => `${(counts.statements / size).toFixed(2)} (${(counts.writes / size).toFixed(2)} writes)`;
       const oursSample = sample(ours.traces);
@@ -234,6 +254,11 @@ async function main() {
         `  ${' '.repeat(String(concurrency).length)}              database statements: API ${perStatement(statements.api)}, worker ${perStatement(statements.worker)}`,
         `  ${' '.repeat(String(concurrency).length)}              the no-op workflow: ${formatCounts(await countWorkflows(temporal.client, engineSample), engineSample.length)}`,
       );
+      if (metricsUrls.length > 0) {
+        countNotes.push(
+          `  ${' '.repeat(String(concurrency).length)}              Temporal's database requests: a delivery ${formatPersistence(persistenceBefore, persistenceAfter, size)}; a no-op workflow ${formatPersistence(persistenceAfter, persistenceEngine, size)}`,
+        );
+      }
       const rawRate = await runRawPosts(receiver.url, concurrency);
       const ratio = ours.rate / engineRun.rate;
       const goals = [`ours ÷ engine ≥ ${GOALS.oursOverEngine}: ${met(ratio >= GOALS.oursOverEngine)}`];

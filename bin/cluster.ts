@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { ensureClusterBinaries } from '../runtime/cluster/binaries';
-import { type ClusterInfo, ClusterStartError, startCluster } from '../runtime/cluster/cluster';
+import { type ClusterInfo, ClusterStartError, dropDatabases, startCluster } from '../runtime/cluster/cluster';
 import { runMain, UsageError } from './run-main';
 
 const USAGE = `A production-shaped cluster on this machine, without Docker (docs/operations/cluster.md).
@@ -61,10 +61,15 @@ runMain(async () => {
     if (!existsSync(stateFile)) throw new UsageError(`No cluster is running from this folder (${stateFile} does not exist).`);
     const state = JSON.parse(readFileSync(stateFile, 'utf8')) as StateFile;
     if (!isAlive(state.supervisorPid)) {
+      // The supervisor was killed without stopping its cluster: end what is left of it and drop its databases.
+      const left = state.processes.filter((child) => isAlive(child.pid) && isClusterProcess(child.pid));
+      for (const child of left) process.kill(child.pid, 'SIGKILL');
+      await dropDatabases(adminDatabaseUrl(), [new URL(state.databaseUrl).pathname.slice(1), ...Object.values(state.temporalDatabases)]);
       rmSync(stateFile);
-      throw new UsageError(
-        `The cluster's supervisor (pid ${state.supervisorPid}) is gone; removed ${stateFile}. Its databases may be left: ${[state.databaseUrl, ...Object.values(state.temporalDatabases)].join(', ')}.`,
+      process.stdout.write(
+        `The cluster's supervisor (pid ${state.supervisorPid}) was gone; killed ${left.length} process(es) it left and dropped its databases.\n`,
       );
+      return;
     }
     process.kill(state.supervisorPid, 'SIGTERM');
     while (isAlive(state.supervisorPid)) await sleep(200);
@@ -87,7 +92,7 @@ runMain(async () => {
     cluster = await startCluster({
       binaries,
       dataDir,
-      adminDatabaseUrl: process.env.CLUSTER_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      adminDatabaseUrl: adminDatabaseUrl(),
       apis: positiveInt('apis', values.apis, 2),
       workers: positiveInt('workers', values.workers, 2),
       historyNodes: positiveInt('history-nodes', values['history-nodes'], 2),
@@ -137,6 +142,20 @@ ${rows.join('\n')}
 Try it:  curl -H "Authorization: Bearer ${info.apiKey}" "${info.apiUrls[0]}/v1/patients?limit=2"
 Ctrl+C (or npm run cluster -- stop) stops the cluster and drops its databases.
 `;
+}
+
+function adminDatabaseUrl(): string {
+  return process.env.CLUSTER_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+/** Guards against a recycled pid: only a Temporal service or one of our entry points is ours to kill. */
+function isClusterProcess(pid: number): boolean {
+  try {
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return command.includes('temporal-server') || command.includes('bin/start-api.ts') || command.includes('bin/start-worker.ts');
+  } catch {
+    return false;
+  }
 }
 
 function isAlive(pid: number): boolean {

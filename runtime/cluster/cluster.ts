@@ -367,7 +367,7 @@ function run(command: string, args: string[]): Promise<string> {
   });
 }
 
-async function dropDatabases(adminDatabaseUrl: string, databases: string[]): Promise<void> {
+export async function dropDatabases(adminDatabaseUrl: string, databases: string[]): Promise<void> {
   if (databases.length === 0) return;
   const admin = postgres(adminDatabaseUrl, { max: 1, onnotice: () => {} });
   try {

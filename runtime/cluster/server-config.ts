@@ -42,7 +42,19 @@ export interface ServerConfigOptions {
   dynamicConfigFile: string;
 }
 
-function datastore(store: SqlStore, maxConns: number) {
+/**
+ * Connections per process, open at most and kept idle. Postgres serves 100 clients by default and
+ * this machine's Postgres is shared; history does the most persistence work, one shard at a time each.
+ */
+const CONNECTIONS: Record<TemporalRole, { max: number; idle: number }> = {
+  frontend: { max: 4, idle: 1 },
+  history: { max: 8, idle: 2 },
+  matching: { max: 4, idle: 1 },
+  worker: { max: 3, idle: 1 },
+};
+const VISIBILITY_CONNECTIONS = { max: 2, idle: 1 };
+
+function datastore(store: SqlStore, connections: { max: number; idle: number }) {
   return {
     sql: {
       pluginName: 'postgres12',
@@ -51,8 +63,8 @@ function datastore(store: SqlStore, maxConns: number) {
       connectProtocol: 'tcp',
       user: store.user,
       password: store.password,
-      maxConns,
-      maxIdleConns: maxConns,
+      maxConns: connections.max,
+      maxIdleConns: connections.idle,
       maxConnLifetime: '1h',
     },
   };
@@ -68,8 +80,8 @@ export function serverConfig(options: ServerConfigOptions): string {
       // Fixed for the life of the persistence database: the shards are the unit a history node owns.
       numHistoryShards: options.historyShards,
       datastores: {
-        'postgres-default': datastore(options.persistence, 20),
-        'postgres-visibility': datastore(options.visibility, 4),
+        'postgres-default': datastore(options.persistence, CONNECTIONS[options.role]),
+        'postgres-visibility': datastore(options.visibility, VISIBILITY_CONNECTIONS),
       },
     },
     global: {

@@ -114,7 +114,7 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     expect((await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: token })).status).toBe(401);
   });
 
-  it('fetches the JWK Set from the client’s jwks_uri at each assertion, so a rotated key works at once', async () => {
+  it('holds the set from the client’s jwks_uri, fetches it again for a rotated key, and cannot be made to fetch it at will', async () => {
     let served = await newClientKey('ES384');
     let fetches = 0;
     const keyServer: Server = createServer((_req, res) => {
@@ -130,16 +130,32 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
       expect(client).toMatchObject({ jwks_uri: jwksUri });
       expect(fetches).toBe(0);
 
-      const first = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
-      expect(first.status).toBe(200);
+      const tokenWith = async (key: ClientKey) =>
+        clientCredentials(service, await signAssertion(service, client.client_id, key), 'system/Patient.rs');
+      expect((await tokenWith(served)).status).toBe(200);
+      expect(fetches).toBe(1);
+      expect((await tokenWith(served)).status).toBe(200);
       expect(fetches).toBe(1);
 
       const retired = served;
       served = await newClientKey('RS384');
-      const rotated = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
-      expect(rotated.status).toBe(200);
-      const withRetiredKey = await clientCredentials(service, await signAssertion(service, client.client_id, retired), 'system/Patient.rs');
-      expectOAuthError(withRetiredKey, 401, 'invalid_client', /no key with kid/);
+      expect((await tokenWith(served)).status).toBe(200);
+      expect(fetches).toBe(2);
+      expectOAuthError(await tokenWith(retired), 401, 'invalid_client', /no key with kid/);
+      expect(fetches).toBe(3);
+
+      // A stranger naming the client with kids it does not have: one fetch for the lot, not one each.
+      const strangers = await Promise.all(
+        Array.from({ length: 10 }, async (_, index) =>
+          clientCredentials(
+            service,
+            await signAssertion(service, client.client_id, served, { header: { kid: `no-such-key-${index}` } }),
+            'system/Patient.rs',
+          ),
+        ),
+      );
+      for (const answer of strangers) expectOAuthError(answer, 401, 'invalid_client', /no key with kid/);
+      expect(fetches).toBe(4);
     } finally {
       await new Promise((resolve) => keyServer.close(resolve));
     }
