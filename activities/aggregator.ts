@@ -12,9 +12,8 @@ import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
 import { worldMpi } from '../interop/mpi/world';
 import type { Database } from '../platform/database';
-import { newId } from '../platform/ids';
 import type { NewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
+import { newDelivery } from '../webhooks/new-delivery';
 
 export interface AggregatorActivityDependencies {
   db: Database;
@@ -129,12 +128,12 @@ function completionDelivery(
   records: number,
   completedAt: Date,
 ): NewDelivery {
-  const envelope: WebhookEnvelope = {
-    id: newId('evt'),
+  return newDelivery({
+    organizationId: input.organizationId,
+    connectionId: null,
     event: AGGREGATOR_COMPLETED_EVENT,
-    connection_id: null,
     environment: 'sandbox',
-    occurred_at: completedAt.toISOString(),
+    occurredAt: completedAt.toISOString(),
     resource: queryCompletedTask({
       queryId: input.queryId,
       patientReference: patient.id === 'requested' ? null : `Patient/${patient.id}`,
@@ -143,16 +142,6 @@ function completionDelivery(
       status: answer.status,
       records,
       sources: answer.sources,
-    }) as unknown as WebhookEnvelope['resource'],
-  };
-  return {
-    id: newId('dlv'),
-    organizationId: input.organizationId,
-    connectionId: null,
-    scenarioId: null,
-    event: envelope.event,
-    environment: envelope.environment,
-    envelopeBody: JSON.stringify(envelope),
-    createdAt: completedAt.toISOString(),
-  };
+    }),
+  });
 }

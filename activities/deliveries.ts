@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import { Agent, fetch } from 'undici';
 import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
 import {
@@ -12,19 +12,18 @@ import {
   organizations,
   reliabilityProfiles,
 } from '../drizzle/schema';
-import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../drizzle/vocabulary';
-import { asFhirJson } from '../fhir/resource-json';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
-import { type ChaosEffect, chaosProfileSchema, DEFAULT_CHAOS_PROFILE, pickChaos } from '../webhooks/chaos';
+import { type ChaosEffect, DEFAULT_RELIABILITY_PROFILE, pickChaos, reliabilityProfileSchema } from '../webhooks/chaos';
 import type { CarriedDelivery } from '../webhooks/claim-check';
 import { attemptsOf, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
 import { exhaustedReport } from '../webhooks/exhausted-report';
 import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
+import { newDelivery } from '../webhooks/new-delivery';
 import { signEnvelope } from '../webhooks/signing';
 import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem } from '../webhooks/targets';
+import type { AttemptOutcome, AttemptTrigger, DeliveryStatusValue, TargetSource } from '../webhooks/vocabulary';
 
 export interface DeliveryActivityDependencies {
   db: Database;
@@ -43,6 +42,8 @@ export interface AttemptResult {
   retryAfterMs: number | null;
   /** Set when the attempt could not be prepared or recorded for good: the delivery ends as failed (the attempt's error says why). */
   final?: true;
+  /** Set when this attempt's own write marked the delivery `succeeded` (with its outcome, in one statement): the workflow then writes no state of its own. */
+  recordedSucceeded?: true;
 }
 
 /** What an attempt's record gets once the receiver has answered (or its intent is resolved). */
@@ -103,7 +104,7 @@ export function createDeliveryActivities({
         organizationSecret: organizations.webhookSecret,
         connectionUrl: connections.webhookUrl,
         connectionSecret: connections.webhookSecret,
-        chaosProfile: reliabilityProfiles.profile,
+        reliabilityProfile: reliabilityProfiles.profile,
       })
       .from(deliveries)
       .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
@@ -117,44 +118,80 @@ export function createDeliveryActivities({
       secret: row.connectionSecret ?? row.organizationSecret,
       source: row.connectionUrl ? 'connection' : 'organization',
     };
-    const chaosProfile = row.chaosProfile ? chaosProfileSchema.parse(row.chaosProfile) : DEFAULT_CHAOS_PROFILE;
+    const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
     const recorded = row.recorded?.id ? row.recorded : null;
-    return { recorded, envelopeBody: row.envelopeBody, target, chaosProfile, organizationId: row.organizationId };
+    return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
   }
 
   /**
    * Stores an attempt's outcome over its intent (only while it is still `sending`: a retried activity
-   * may have resolved it as `unknown` meanwhile) and answers what the log holds. A value the database
-   * refuses for good (not an outage) is stored without the receiver's text, saying why, and ends the
-   * delivery: the receiver is never sent the same attempt again because its answer could not be kept.
+   * may have resolved it as `unknown` meanwhile) and answers what the log holds. A 2xx also marks the
+   * delivery `succeeded` in the same statement (whatever the trigger, a 2xx ends a delivery as
+   * succeeded, workflows/delivery/policy.ts), unless a cancel came first, and says so
+   * (`recordedSucceeded`): the workflow then writes no state of its own after a success, one statement
+   * and one local activity (a billed Temporal action) fewer per delivery. A value
+   * the database refuses for good (not an outage) is stored without the receiver's text, saying why,
+   * and ends the delivery: the receiver is never sent the same attempt again because its answer could
+   * not be kept.
    */
   async function recordOutcome(attemptId: string, outcome: StorableOutcome): Promise<AttemptResult> {
     const write = (values: StorableOutcome) =>
-      retryWhileUnavailable(
-        () =>
+      retryWhileUnavailable(async () => {
+        const attempt = db.$with('attempt').as(
           db
             .update(deliveryAttempts)
             .set(values)
-            .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending'))),
-        RECORD_ATTEMPT_WITHIN_MS,
-      );
+            .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending')))
+            .returning({
+              deliveryId: deliveryAttempts.deliveryId,
+              outcome: deliveryAttempts.outcome,
+              responseStatus: deliveryAttempts.responseStatus,
+              retryAfterMs: deliveryAttempts.retryAfterMs,
+            }),
+        );
+        const succeeded = db.$with('succeeded').as(
+          db
+            .update(deliveries)
+            .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: new Date() })
+            .where(
+              and(
+                eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
+                ne(deliveries.status, 'cancelled'),
+              ),
+            )
+            .returning({ id: deliveries.id }),
+        );
+        const [stored] = await db
+          .with(attempt, succeeded)
+          .select({
+            outcome: attempt.outcome,
+            responseStatus: attempt.responseStatus,
+            retryAfterMs: attempt.retryAfterMs,
+            recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
+          })
+          .from(attempt);
+        return stored;
+      }, RECORD_ATTEMPT_WITHIN_MS);
     let final = false;
+    let stored: Awaited<ReturnType<typeof write>>;
     try {
-      await write(storable(outcome));
+      stored = await write(storable(outcome));
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw error;
       final = true;
-      await write({
+      stored = await write({
         ...storable(outcome),
         responseBody: null,
         error: `${outcome.error ?? 'The receiver answered.'} The answer could not be recorded (${databaseReason(error)}), so the delivery is stopped.`,
       });
     }
-    const [stored] = await db
+    if (stored) return { ...asResult(stored), ...(final ? { final } : {}), ...(stored.recordedSucceeded ? { recordedSucceeded: true } : {}) };
+    // Not written: another execution resolved the intent meanwhile, and the log holds its outcome.
+    const [resolved] = await db
       .select({ outcome: deliveryAttempts.outcome, responseStatus: deliveryAttempts.responseStatus, retryAfterMs: deliveryAttempts.retryAfterMs })
       .from(deliveryAttempts)
       .where(eq(deliveryAttempts.id, attemptId));
-    return { ...asResult(stored!), ...(final ? { final } : {}) };
+    return { ...asResult(resolved!), ...(final ? { final } : {}) };
   }
 
   /**
@@ -232,7 +269,7 @@ export function createDeliveryActivities({
           if (prepared.recorded) return asResult(prepared.recorded);
           if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
           slotHeldFor = prepared.organizationId;
-          chaos.effect = pickChaos(prepared.chaosProfile, input.attemptNumber);
+          chaos.effect = pickChaos(prepared.reliabilityProfile, input.attemptNumber);
           // The intent, before anything is sent: a worker dying after the POST still leaves the send in the log.
           const [intent] = await db
             .insert(deliveryAttempts)
@@ -301,35 +338,25 @@ export function createDeliveryActivities({
       if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
       const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
       const failedAt = new Date().toISOString();
-      const envelope: WebhookEnvelope = {
-        id: newId('evt'),
-        event: DELIVERY_EXHAUSTED_EVENT,
-        connection_id: null,
-        environment: failed.environment,
-        occurred_at: failedAt,
-        resource: asFhirJson(
-          exhaustedReport({
-            deliveryId: failed.id,
-            event: failed.event,
-            connectionId: failed.connectionId,
-            lastStatus: attempts.at(-1)?.responseStatus ?? null,
-            attemptCount: attempts.length,
-            failedAt,
-          }),
-        ),
-      };
-      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
-      await recordNewDelivery(db, {
-        id: newId('dlv'),
+      const report = newDelivery({
         organizationId: failed.organizationId,
         connectionId: null,
         scenarioId: failed.scenarioId,
         event: DELIVERY_EXHAUSTED_EVENT,
         environment: failed.environment,
-        envelopeBody: JSON.stringify(envelope),
-        createdAt: failedAt,
+        occurredAt: failedAt,
+        resource: exhaustedReport({
+          deliveryId: failed.id,
+          event: failed.event,
+          connectionId: failed.connectionId,
+          lastStatus: attempts.at(-1)?.responseStatus ?? null,
+          attemptCount: attempts.length,
+          failedAt,
+        }),
         sourceDeliveryId: failed.id,
       });
+      // Two runs racing here insert one row between them (the source id is unique); both answer with it.
+      await recordNewDelivery(db, report);
       return (await reportOf())!;
     },
 
@@ -512,7 +539,8 @@ async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
   } catch {
     return work();
   }
-  context.heartbeat();
+  // No heartbeat at the start: the SDK sends the first one to the server at once, a round trip and
+  // a billed Temporal action on every attempt, while most attempts end well within the first interval.
   const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await work();

@@ -10,9 +10,9 @@ import {
   smartTokens,
   stagedEnvelopes,
 } from '../drizzle/schema';
-import type { RetentionTarget } from '../drizzle/vocabulary';
-import { TERMINAL_DELIVERY_STATUSES } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
+import type { RetentionTarget } from '../platform/retention';
+import { TERMINAL_DELIVERY_STATUSES } from '../webhooks/vocabulary';
 
 export interface PurgeResult {
   rows: number;

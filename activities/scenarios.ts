@@ -1,5 +1,4 @@
 import { findScenario } from '../catalog/scenarios';
-import { asFhirJson } from '../fhir/resource-json';
 import type { FhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import { buildStepResources, simulatedTimeOf } from '../scenarios/content';
@@ -8,7 +7,7 @@ import type { RunPlan } from '../scenarios/plan';
 import type { NewScenarioRun, ScenarioProgress } from '../scenarios/run';
 import { findRun, recordNewRun, recordRunProgress } from '../scenarios/run-records';
 import type { NewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
+import { newDelivery } from '../webhooks/new-delivery';
 
 export interface ScenarioActivityDependencies {
   db: Database;
@@ -43,17 +42,9 @@ export function createScenarioActivities({ db, fhirStore }: ScenarioActivityDepe
         simulatedStart: run.simulatedStart,
       };
       const occurredAt = simulatedTimeOf(content, step.id);
-      return buildStepResources(content, step).map(({ event, resource }, eventIndex) => {
-        const envelope: WebhookEnvelope = {
-          id: stepEventId(run.id, step.id, eventIndex),
-          event,
-          connection_id: run.connectionId,
-          environment: run.environment,
-          occurred_at: occurredAt,
-          resource: asFhirJson(resource),
-        };
-        return {
-          id: stepDeliveryId(run.id, step.id, eventIndex),
+      return buildStepResources(content, step).map(({ event, resource }, eventIndex) =>
+        newDelivery({
+          ids: { event: stepEventId(run.id, step.id, eventIndex), delivery: stepDeliveryId(run.id, step.id, eventIndex) },
           organizationId: run.organizationId,
           connectionId: run.connectionId,
           scenarioId: run.scenarioId,
@@ -61,10 +52,11 @@ export function createScenarioActivities({ db, fhirStore }: ScenarioActivityDepe
           stepId: step.id,
           event,
           environment: run.environment,
-          envelopeBody: JSON.stringify(envelope),
+          occurredAt,
+          resource,
           createdAt: new Date().toISOString(),
-        };
-      });
+        }),
+      );
     },
   };
 }

@@ -7,7 +7,7 @@ import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
 import { createCostBudget } from '../platform/cost-budget';
 import type { Database, Listen } from '../platform/database';
-import { createWorkflowClient } from '../platform/workflow-client';
+import { createWorkflowGateway } from '../platform/workflow-gateway';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
@@ -64,7 +64,7 @@ export interface ApiDependencies {
  * not /v1 (SMART discovery, OAuth, FHIR R4), and the shared middleware around them (api/http/).
  */
 export function createApp(deps: ApiDependencies): Express {
-  const workflows = createWorkflowClient(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
+  const workflows = createWorkflowGateway(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
   const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen, canFilter: canEvaluate });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -10,42 +10,89 @@ import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createApp } from '../api/app';
-import { loadFhirStore } from '../fixtures/store';
+import { sql } from 'drizzle-orm';
+import { deliveries, deliveryAttempts } from '../drizzle/schema';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
 import { generateApiKey } from '../platform/secrets';
-import { VERSION } from '../platform/version';
-import { listen } from '../runtime/services';
+import { startProcess } from '../runtime/process';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
-import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 import { signEnvelope } from '../webhooks/signing';
 import { deliveryWorkflowId } from '../workflows/delivery/contract';
+import { scenarioWorkflowId } from '../workflows/scenario/contract';
+import { countWorkflows, cpuMeter, formatCounts, formatCpu, postgresPids, type StatementCounts, statementCounter, statementsSince } from './costs';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
 /**
  * `npm run bench:deliveries`: deliveries through the API to a local receiver at several concurrencies
  * (closed loop: that many deliveries in flight at once), each beside the ceilings of the engine (a
- * one-activity no-op workflow on the same server) and of a raw signed POST loop; then a backlog of
- * deliveries waiting in backoff held by `npm start` as a child process, whose resident memory is read
- * from the kernel. Everything runs on this machine: a fresh Temporal dev server, a fresh Postgres
- * database, loopback only.
+ * one-activity no-op workflow on the same server) and of a raw signed POST loop; what one delivery
+ * and one scenario step cost (Temporal actions, history events and bytes, database statements and
+ * row bytes, CPU by process); the same loop with the API and the worker as separate processes, one
+ * and two of each (scale-out); then a backlog of deliveries waiting in backoff held by `npm start` as
+ * a child process, whose resident memory is read from the kernel. Everything runs on this machine,
+ * loopback only: a fresh Postgres database, and a fresh Temporal dev server unless BENCH_CLUSTER_FILE
+ * names the cluster.json of a running `npm run cluster -- start` (its frontend is used, and its
+ * server processes' CPU read by role) or TEMPORAL_ADDRESS another running server (its processes'
+ * ids in BENCH_TEMPORAL_PIDS, comma-separated, to read their CPU).
  *
- * BENCH_DELIVERIES (2000; at concurrency c a run is at most 200 × c), BENCH_CONCURRENCY (1,50),
- * BENCH_BACKLOG (10000), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
+ * BENCH_DELIVERIES (2000; at concurrency c a run is at most 200 × c), BENCH_CONCURRENCY (1,50), BENCH_ORGANIZATIONS (10),
+ * BENCH_SCENARIO_RUNS (5), BENCH_SCALE_OUT (1x1,1x2,2x1,2x2: API processes × worker processes; empty
+ * skips it), BENCH_SCALE_CONCURRENCY (50), BENCH_BACKLOG (10000; 0 skips it), BENCH_TOPOLOGY (a label
+ * for the rows), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
  */
 const deliveriesPerRun = Number(process.env.BENCH_DELIVERIES ?? 2000);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').map(Number);
+const scenarioRuns = Number(process.env.BENCH_SCENARIO_RUNS ?? 5);
+/**
+ * The load is spread over this many organizations: a worker runs at most DELIVERY_SLOTS_PER_ORGANIZATION
+ * (20) attempts of one organization at once and puts the others off (webhooks/fair-share.ts), so 50 in
+ * flight for a single organization would measure that limit, not the engine.
+ */
+const organizations = Number(process.env.BENCH_ORGANIZATIONS ?? 10);
+const scaleOut = (process.env.BENCH_SCALE_OUT ?? '1x1,1x2,2x1,2x2')
+  .split(',')
+  .filter(Boolean)
+  .map((shape) => {
+    const [apis, workers] = shape.split('x').map(Number);
+    return { apis: apis!, workers: workers! };
+  });
+const scaleConcurrency = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 50);
 const backlogSize = Number(process.env.BENCH_BACKLOG ?? 10_000);
+/** A running cluster's description (`npm run cluster -- start` writes it): its frontend, and its server processes by role. */
+const clusterFile = process.env.BENCH_CLUSTER_FILE;
+const cluster = clusterFile
+  ? (JSON.parse(readFileSync(clusterFile, 'utf8')) as { temporalAddress: string; processes: { role: string; pid: number }[] })
+  : undefined;
+const externalTemporal = cluster?.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
+/** The Temporal server's processes, by role, whose CPU is read: the dev server is one process, a cluster one per service and node. */
+const temporalPids: Record<string, number[]> = {};
+for (const { role, pid } of cluster?.processes ?? []) {
+  if (role === 'api' || role === 'app-worker') continue;
+  temporalPids[`temporal ${role}`] = [...(temporalPids[`temporal ${role}`] ?? []), pid];
+}
+const givenPids = (process.env.BENCH_TEMPORAL_PIDS ?? '').split(',').filter(Boolean).map(Number);
+if (givenPids.length > 0) temporalPids.temporal = givenPids;
+const topology =
+  process.env.BENCH_TOPOLOGY ??
+  (cluster
+    ? `the cluster of npm run cluster (${Object.entries(temporalPids)
+        .map(([role, pids]) => `${pids.length} ${role.replace('temporal ', '')}`)
+        .join(', ')}; Postgres persistence and SQL visibility)`
+    : externalTemporal
+      ? `Temporal at ${externalTemporal}`
+      : 'the Temporal dev server (one process, SQLite in memory)');
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-/** Issue 12's goals. */
+/** Issue 12's goals, and issue 26's: ours ÷ engine at 50 in flight. */
 const GOALS = { p50AtOneMs: 30, oursOverEngine: 0.9, backlogRssMiB: 600 };
+/** How many of a run's last workflows have their histories read for the counts. */
+const HISTORY_SAMPLE = 25;
 
 const logger = createLogger('warn', { pretty: false });
 const scratch = mkdtempSync(join(tmpdir(), 'sandbox-bench-'));
@@ -70,39 +117,6 @@ function summary(latencies: number[]) {
     p50: percentile(sorted, 50),
     text: `p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${percentile(sorted, 95).toFixed(0)} ms, p99 ${percentile(sorted, 99).toFixed(0)} ms`,
   };
-}
-
-/** Busy CPU time since `start()`, in ms: the whole machine's (/proc/stat), the Temporal server's and this process's. */
-function cpuMeter(temporalPid: number) {
-  const ticksPerMs = 100 / 1000; // USER_HZ, 100 on Linux
-  const machineBusy = () => {
-    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
-    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
-    return fields.slice(0, 8).reduce((sum, value, index) => (index === 3 || index === 4 ? sum : sum + value!), 0) / ticksPerMs;
-  };
-  const processBusy = (pid: number) => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
-  };
-  const sample = () => ({ machine: machineBusy(), temporal: processBusy(temporalPid), self: process.cpuUsage() });
-  return {
-    start() {
-      const before = sample();
-      return () => {
-        const after = sample();
-        const self = process.cpuUsage(before.self);
-        return { machine: after.machine - before.machine, temporal: after.temporal - before.temporal, self: (self.user + self.system) / 1000 };
-      };
-    },
-  };
-}
-
-type CpuSpent = ReturnType<ReturnType<ReturnType<typeof cpuMeter>['start']>>;
-
-/** CPU per delivery (or per no-op workflow), in ms: the machine's, then where it went. */
-function perItem(cpu: CpuSpent, items: number): string {
-  const each = (ms: number) => (ms / items).toFixed(1);
-  return `${each(cpu.machine)} ms (Temporal ${each(cpu.temporal)}, Node ${each(cpu.self)}, rest ${each(cpu.machine - cpu.temporal - cpu.self)})`;
 }
 
 function runSize(concurrency: number): number {
@@ -142,45 +156,62 @@ async function startBenchReceiver(status: number) {
   };
 }
 
+type BenchReceiver = Awaited<ReturnType<typeof startBenchReceiver>>;
+
 async function main() {
-  const cliPath = await ensureTemporalCli(logger, temporalCliOptions(loadConfig()));
-  const temporalServer = await startDevServer(
-    { cliPath, port: await freePort(), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
-    logger,
-  );
+  let temporalAddress = externalTemporal;
+  let stopTemporal = async () => {};
+  if (!temporalAddress) {
+    const cliPath = await ensureTemporalCli(logger, temporalCliOptions(loadConfig()));
+    const devServer = await startDevServer(
+      { cliPath, port: await freePort(), uiPort: null, databaseFile: null, logFile: join(scratch, 'temporal.log'), namespace: 'default' },
+      logger,
+    );
+    temporalAddress = devServer.address;
+    temporalPids.temporal = [devServer.pid];
+    stopTemporal = () => devServer.stop();
+  }
   const database = await createScratchDatabase(adminUrl, 'sandbox_bench');
   const cleanups: (() => Promise<void>)[] = [];
   try {
-    const temporal = await connectTemporal(temporalServer.address, 'default');
+    const temporal = await connectTemporal(temporalAddress, 'default');
     await ensureSearchAttributes(temporal.connection, 'default', logger);
     cleanups.push(() => temporal.connection.close());
 
     console.log(
-      `Delivery benchmark: up to ${deliveriesPerRun} deliveries per run (200 × concurrency at most), concurrency ${concurrencies.join(', ')}; backlog ${backlogSize}. ${cpus().length} CPU(s), Node ${process.version}.`,
+      `Delivery benchmark on ${topology}: up to ${deliveriesPerRun} deliveries per run (200 × concurrency at most), concurrency ${concurrencies.join(', ')}, for ${organizations} organizations; backlog ${backlogSize}. ${cpus().length} CPU(s), Node ${process.version}.`,
     );
     console.log(`Load average before: ${formatLoad()} (other work on the machine; ours and the engine run one after the other, same server).`);
     const receiver = await startBenchReceiver(200);
     cleanups.push(receiver.close);
-    const service = await startService(database.url, temporalServer.address, 'bench-deliveries', '30s,2m,10m,30m');
+    const service = await startService(database.url, temporalAddress, 'bench-deliveries', '30s,2m,10m,30m');
     cleanups.push(service.stop);
-    const tenant = await service.tenant(receiver.url);
+    const tenants = await Promise.all(Array.from({ length: organizations }, () => service.tenant(receiver.url)));
+    const keys = tenants.map((tenant) => tenant.key);
 
-    const engine = await startNoopWorker(temporalServer.address);
+    const engine = await startNoopWorker(temporalAddress);
     cleanups.push(engine.stop);
 
     console.log(
       '\nconcurrency | ours: deliveries/s, trigger→receipt latency       | engine (no-op wf/s, latency)  | raw signed POST/s | ours ÷ engine | goal',
     );
     // Warm both up (JIT, connection pools, workflow caches) so the first rows do not pay for it.
-    await runDeliveries(service.baseUrl, tenant.key, receiver, 5, 50);
+    await runDeliveries([service.baseUrl], keys, receiver, 5, 50);
     await runEngineCeiling(temporal.client, 5, 50);
-    const cpu = cpuMeter(temporalServer.pid);
+    // This process holds the API, the worker, the receiver and the load.
+    const cpu = cpuMeter(() => ({ ...temporalPids, postgres: postgresPids(), 'this process': [process.pid] }));
     const cpuNotes: string[] = [];
+    const countNotes: string[] = [];
     let oneInFlight: string[] = [];
     for (const concurrency of concurrencies) {
+      const statementsBefore = { api: service.statements.api.snapshot(), worker: service.statements.worker.snapshot() };
       let spent = cpu.start();
-      const ours = await runDeliveries(service.baseUrl, tenant.key, receiver, concurrency);
+      const ours = await runDeliveries([service.baseUrl], keys, receiver, concurrency);
       const oursCpu = spent();
+      const statements = {
+        api: statementsSince(service.statements.api, statementsBefore.api),
+        worker: statementsSince(service.statements.worker, statementsBefore.worker),
+      };
       spent = cpu.start();
       const engineRun = await runEngineCeiling(temporal.client, concurrency);
       const engineCpu = spent();
@@ -192,8 +223,16 @@ async function main() {
           ...(await breakdown(temporal.client, engineRun.traces, NOOP_MARKS)),
         ];
       }
-      cpuNotes.push(
-        `  ${concurrency} in flight: a delivery ${perItem(oursCpu, runSize(concurrency))}; a no-op workflow ${perItem(engineCpu, runSize(concurrency))}`,
+      const size = runSize(concurrency);
+      cpuNotes.push(`  ${concurrency} in flight: a delivery ${formatCpu(oursCpu, size)}; a no-op workflow ${formatCpu(engineCpu, size)}`);
+      const sample = (traces: Trace[]) => traces.slice(-HISTORY_SAMPLE).map((trace) => trace.workflowId);
+      const perStatement = (counts: StatementCounts) => `${(counts.statements / size).toFixed(2)} (${(counts.writes / size).toFixed(2)} writes)`;
+      const oursSample = sample(ours.traces);
+      const engineSample = sample(engineRun.traces);
+      countNotes.push(
+        `  ${concurrency} in flight, a delivery: ${formatCounts(await countWorkflows(temporal.client, oursSample), oursSample.length)}`,
+        `  ${' '.repeat(String(concurrency).length)}              database statements: API ${perStatement(statements.api)}, worker ${perStatement(statements.worker)}`,
+        `  ${' '.repeat(String(concurrency).length)}              the no-op workflow: ${formatCounts(await countWorkflows(temporal.client, engineSample), engineSample.length)}`,
       );
       const rawRate = await runRawPosts(receiver.url, concurrency);
       const ratio = ours.rate / engineRun.rate;
@@ -205,25 +244,37 @@ async function main() {
     }
 
     console.log(
-      `\nCPU time per item, whole machine (${cpus().length} cores: at most ${cpus().length * 1000} ms of CPU a second), and where it went; Node is this process: API, worker, receiver and the load itself:`,
+      `\nCPU time per item (${cpus().length} cores: at most ${cpus().length * 1000} ms of CPU a second): ours, by process (this process is the API, the worker, the receiver and the load; postgres every backend on the machine), then the whole machine:`,
     );
     for (const note of cpuNotes) console.log(note);
+    console.log(
+      `\nPer delivery and per no-op workflow, from the histories of the last ${HISTORY_SAMPLE} of each run (actions as Temporal Cloud bills them, heartbeats aside: an attempt heartbeats once a second, so one under a second sends none):`,
+    );
+    for (const note of countNotes) console.log(note);
+    console.log(`  rows a delivery leaves in Postgres: ${await service.rowCosts()}`);
+
+    if (scenarioRuns > 0) console.log(`\n${await runScenarioSteps(service, temporal.client, keys[0]!, receiver)}`);
+
     if (oneInFlight.length > 0) {
       console.log('\nWhere the time went at 1 in flight (medians of the last 25 of each; server event times from each workflow history):');
       for (const line of oneInFlight) console.log(line);
     }
 
-    await runBacklog(database.url, temporalServer.address);
+    if (scaleOut.length > 0) await runScaleOut(database.url, temporalAddress, temporal.client, receiver);
+    if (backlogSize > 0) await runBacklog(database.url, temporalAddress);
     console.log(`\nLoad average after: ${formatLoad()}.`);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-    await temporalServer.stop();
+    await stopTemporal();
     await database.drop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-/** The API and a worker in this process, as `npm start` runs them. */
+/**
+ * The API and a worker in this process, as `npm start` runs them, each on a database handle of its
+ * own so that the statements each sends are counted apart.
+ */
 async function startService(databaseUrl: string, temporalAddress: string, taskQueue: string, schedule: string) {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -233,45 +284,69 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
     WEBHOOK_RETRY_SCHEDULE: schedule,
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    HL7_MLLP_PORT: 'off',
   });
-  const database = await openDatabase({ databaseUrl, dataDir: scratch });
+  const statements = { api: statementCounter(), worker: statementCounter() };
+  const apiDatabase = await openDatabase({ databaseUrl, dataDir: scratch, onStatement: statements.api.onStatement });
+  const workerDatabase = await openDatabase({ databaseUrl, dataDir: scratch, onStatement: statements.worker.onStatement });
   const temporal = await connectTemporal(temporalAddress, 'default');
-  const worker = await startWorker({ address: temporalAddress, config, db: database.db });
-  const server = await listen(
-    createApp({ config, db: database.db, listen: database.listen, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
-    '127.0.0.1',
-    0,
-    5,
-  );
+  // The API and the worker each get their own connection pool, so the bench counts each one's statements.
+  const worker = await startProcess({ config, logger, database: workerDatabase, temporal, temporalAddress, roles: { api: false, worker: true } });
+  const api = await startProcess({ config, logger, database: apiDatabase, temporal, temporalAddress, roles: { api: true, worker: false } });
+  const server = api.server!;
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
+    statements,
     async tenant(webhookUrl: string) {
-      const organization = await createOrganization(database.db, { name: 'Bench Health (synthetic)', webhookUrl });
-      return issueApiKey(database.db, organization.id);
+      const organization = await createOrganization(apiDatabase.db, { name: 'Bench Health (synthetic)', webhookUrl });
+      return issueApiKey(apiDatabase.db, organization.id);
+    },
+    /** What the deliveries so far left in Postgres, per delivery: rows, their bytes, and the tables' size on disk with indexes. */
+    async rowCosts(): Promise<string> {
+      const [row] = (await apiDatabase.db.execute(sql`
+        select
+          (select count(*) from ${deliveries})::float8 as deliveries,
+          (select count(*) from ${deliveryAttempts})::float8 as attempts,
+          (select coalesce(avg(pg_column_size(d.*)), 0) from ${deliveries} d)::float8 as delivery_row_bytes,
+          (select coalesce(avg(octet_length(${deliveries.envelopeBody})), 0) from ${deliveries})::float8 as envelope_bytes,
+          (select coalesce(avg(pg_column_size(a.*)), 0) from ${deliveryAttempts} a)::float8 as attempt_row_bytes,
+          (pg_total_relation_size('deliveries') + pg_total_relation_size('delivery_attempts'))::float8 as on_disk
+      `)) as unknown as Record<string, number>[];
+      const r = row!;
+      return (
+        `${(r.attempts! / r.deliveries!).toFixed(2)} attempt row(s) per delivery row; a delivery row ${r.delivery_row_bytes!.toFixed(0)} B ` +
+        `(envelope ${r.envelope_bytes!.toFixed(0)} B), an attempt row ${r.attempt_row_bytes!.toFixed(0)} B; both tables with their indexes ` +
+        `${(r.on_disk! / r.deliveries! / 1024).toFixed(2)} KiB on disk per delivery (${r.deliveries} deliveries, before any vacuum)`
+      );
     },
     async stop() {
-      await server.close();
-      await worker.stop();
+      for (const { run } of [...api.stops, ...worker.stops]) await run();
       await temporal.connection.close();
-      await database.close();
+      await apiDatabase.close();
+      await workerDatabase.close();
     },
   };
 }
 
-/** Closed loop: each of `concurrency` clients triggers a delivery and waits for its receipt before the next. */
-async function runDeliveries(
-  baseUrl: string,
-  key: string,
-  receiver: Awaited<ReturnType<typeof startBenchReceiver>>,
-  concurrency: number,
-  total = runSize(concurrency),
-) {
+type Service = Awaited<ReturnType<typeof startService>>;
+
+/**
+ * Closed loop: each of `concurrency` clients triggers a delivery (round robin over the APIs and the
+ * organizations' keys) and waits for its receipt before the next.
+ */
+async function runDeliveries(baseUrls: string[], keys: string[], receiver: BenchReceiver, concurrency: number, total = runSize(concurrency)) {
   const latencies: number[] = [];
   const traces: Trace[] = [];
   const started = performance.now();
-  await pool(total, concurrency, async () => {
+  await pool(total, concurrency, async (index) => {
     const sent = performance.now();
-    const response = await fetch(`${baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    const response = await fetch(`${baseUrls[index % baseUrls.length]}/v1/webhooks/trigger-mock-event`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys[index % keys.length]}` },
+    });
     if (response.status !== 202) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
     const { id } = (await response.json()) as { id: string };
     await receiver.arrival(id);
@@ -281,6 +356,169 @@ async function runDeliveries(
   });
   const elapsedSeconds = (performance.now() - started) / 1000;
   return { rate: total / elapsedSeconds, latency: summary(latencies), traces };
+}
+
+/**
+ * What a scenario step costs: prior-authorization runs at accelerated pace through the API, then
+ * each run's own history (timers, the step activity, progress records, child starts) and the
+ * statements both database handles sent meanwhile, per step; the deliveries the steps emit are
+ * counted as deliveries above.
+ */
+async function runScenarioSteps(service: Service, client: Client, key: string, receiver: BenchReceiver): Promise<string> {
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const before = { api: service.statements.api.snapshot(), worker: service.statements.worker.snapshot() };
+  const runIds: string[] = [];
+  for (let index = 0; index < scenarioRuns; index += 1) {
+    const response = await fetch(`${service.baseUrl}/v1/sandbox/scenarios/prior_auth_approved_after_pend/run`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ pace: { mode: 'accelerated', time_scale: 100_000 } }),
+    });
+    if (response.status !== 202) throw new Error(`scenario run answered ${response.status}: ${await response.text()}`);
+    runIds.push(((await response.json()) as { id: string }).id);
+  }
+  let steps = 0;
+  let emitted = 0;
+  for (const id of runIds) {
+    await client.workflow.getHandle(scenarioWorkflowId(id)).result();
+    const run = (await (await fetch(`${service.baseUrl}/v1/sandbox/scenarios/runs/${id}`, { headers })).json()) as {
+      steps: { status: string; emitted: { delivery_id: string }[] }[];
+    };
+    const deliveryIds = run.steps.flatMap((step) => step.emitted.map((event) => event.delivery_id));
+    await Promise.all(deliveryIds.map((deliveryId) => receiver.arrival(deliveryId)));
+    steps += run.steps.filter((step) => step.status === 'done').length;
+    emitted += deliveryIds.length;
+  }
+  const statements = {
+    api: statementsSince(service.statements.api, before.api),
+    worker: statementsSince(service.statements.worker, before.worker),
+  };
+  const counts = await countWorkflows(
+    client,
+    runIds.map((id) => scenarioWorkflowId(id)),
+  );
+  const per = (value: number) => (value / steps).toFixed(1);
+  return (
+    `Per scenario step (${scenarioRuns} prior-auth runs at ×100,000, ${steps} steps emitting ${emitted} deliveries): the run's own workflow ${formatCounts(counts, steps)};\n` +
+    `  database statements with the step's deliveries (and one status read per run): API ${per(statements.api.statements)}, worker ${per(statements.worker.statements)} (${per(statements.api.writes + statements.worker.writes)} writes)`
+  );
+}
+
+/**
+ * The same closed loop with the API and the worker as the separate processes production runs
+ * (`npm run start:api`, `npm run start:worker`), `apis` × `workers` of them, the load spread over the
+ * APIs round robin; each process's CPU read from the kernel. The engine's no-op workflow runs at the
+ * same concurrency after each row.
+ */
+async function runScaleOut(databaseUrl: string, temporalAddress: string, client: Client, receiver: BenchReceiver) {
+  const database = await openDatabase({ databaseUrl, dataDir: scratch });
+  try {
+    const keys: string[] = [];
+    for (let index = 0; index < organizations; index += 1) {
+      const organization = await createOrganization(database.db, { name: 'Bench Scale-out (synthetic)', webhookUrl: receiver.url });
+      keys.push((await issueApiKey(database.db, organization.id)).key);
+    }
+    const size = runSize(scaleConcurrency);
+    console.log(
+      `\nScale-out on ${topology}: API and worker as separate processes, ${scaleConcurrency} deliveries in flight, ${size} per row; load average ${formatLoad()}.`,
+    );
+    console.log(
+      'APIs × workers | ours: deliveries/s, trigger→receipt latency       | engine (no-op wf/s) | ours ÷ engine | CPU per delivery, by process',
+    );
+    for (const shape of scaleOut) {
+      const taskQueue = `bench-scale-${shape.apis}x${shape.workers}`;
+      const children: ChildProcess[] = [];
+      try {
+        const workers = await Promise.all(
+          Array.from({ length: shape.workers }, () => spawnProcess('start-worker.ts', databaseUrl, temporalAddress, taskQueue, {})),
+        );
+        children.push(...workers);
+        await waitForPollers(client, taskQueue, shape.workers);
+        const apis = await Promise.all(
+          Array.from({ length: shape.apis }, async () => {
+            const port = await freePort();
+            const child = spawnProcess('start-api.ts', databaseUrl, temporalAddress, taskQueue, { PORT: String(port) });
+            children.push(child);
+            await waitForHealth(`http://127.0.0.1:${port}`, child);
+            return { child, url: `http://127.0.0.1:${port}` };
+          }),
+        );
+        const urls = apis.map((api) => api.url);
+        await runDeliveries(urls, keys, receiver, 5, 50);
+        const cpu = cpuMeter(() => ({
+          API: apis.map((api) => api.child.pid!),
+          worker: workers.map((worker) => worker.pid!),
+          ...temporalPids,
+          postgres: postgresPids(),
+          'bench (load, receiver)': [process.pid],
+        }));
+        const spent = cpu.start();
+        const ours = await runDeliveries(urls, keys, receiver, scaleConcurrency);
+        const oursCpu = spent();
+        const engine = await runEngineCeiling(client, scaleConcurrency);
+        console.log(
+          `${`${shape.apis} × ${shape.workers}`.padStart(14)} | ${ours.rate.toFixed(0).padStart(5)}/s, ${ours.latency.text.padEnd(40)} | ${`${engine.rate.toFixed(0)}/s`.padStart(19)} | ${(ours.rate / engine.rate).toFixed(2).padStart(13)} | ${formatCpu(oursCpu, size)}`,
+        );
+      } finally {
+        await Promise.all(children.map(stopProcess));
+      }
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+/** `bin/<entry>` as a child process on the shared database and Temporal. */
+function spawnProcess(entry: string, databaseUrl: string, temporalAddress: string, taskQueue: string, extra: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`../bin/${entry}`, import.meta.url))], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WEBHOOK_RETRY_SCHEDULE: '30s,2m,10m,30m',
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      DATA_DIR: join(scratch, 'processes'),
+      HOST: '127.0.0.1',
+      HL7_MLLP_PORT: 'off',
+      LOG_LEVEL: 'warn',
+      ...extra,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the API process exited with ${child.exitCode}`);
+    const healthy = await fetch(`${baseUrl}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (healthy) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Until `count` worker processes poll the task queue for workflow tasks. */
+async function waitForPollers(client: Client, taskQueue: string, count: number): Promise<void> {
+  for (;;) {
+    const described = await client.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    if (new Set((described.pollers ?? []).map((poller) => poller.identity)).size >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** One workflow of a closed loop: when the client sent it and when it ended (epoch ms, this machine's clock). */

@@ -4,8 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createApp } from '../api/app';
-import { loadFhirStore } from '../fixtures/store';
 import { parseHl7 } from '../hl7/parse';
 import { processHl7Portable } from '../hl7/portable-outcome';
 import { processHl7 } from '../hl7/process';
@@ -17,11 +15,9 @@ import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
-import { VERSION } from '../platform/version';
-import { listen } from '../runtime/services';
-import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
+import { startProcess } from '../runtime/process';
+import { connectTemporal, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
-import { startWorker } from '../runtime/worker';
 import { generateCorpus } from '../test/hl7/corpus/generate';
 import { largeOruR01 } from '../test/support/large-hl7';
 import { freePort } from '../test/support/ports';
@@ -141,21 +137,18 @@ async function throughInject(): Promise<void> {
       RATE_LIMIT_PER_MINUTE: '10000000',
       HL7_RATE_LIMIT_PER_MINUTE: '10000000',
       LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SHUTDOWN_GRACE_SECONDS: '5',
+      HL7_MLLP_PORT: 'off',
     });
     const handle = await openDatabase({ databaseUrl: database.url, dataDir: scratch });
     cleanups.unshift(handle.close);
     const temporal = await connectTemporal(temporalAddress, 'default');
-    await ensureSearchAttributes(temporal.connection, 'default', logger);
     cleanups.unshift(() => temporal.connection.close());
-    const worker = await startWorker({ address: temporalAddress, config, db: handle.db });
-    cleanups.unshift(worker.stop);
-    const api = await listen(
-      createApp({ config, db: handle.db, listen: handle.listen, temporal: temporal.client, logger, version: VERSION, fhirStore: loadFhirStore() }),
-      '127.0.0.1',
-      0,
-      5,
-    );
-    cleanups.unshift(api.close);
+    const running = await startProcess({ config, logger, database: handle, temporal, temporalAddress, roles: { api: true, worker: true } });
+    cleanups.unshift(...running.stops.map(({ run }) => run));
+    const api = running.server!;
 
     let received = 0;
     let allReceived: () => void = () => {};
@@ -201,7 +194,7 @@ async function throughInject(): Promise<void> {
     console.log(`  accepted (AA, 202, delivery workflow started): ${(injects / accepted).toFixed(0)} msg/s`);
     console.log(`  delivered (webhook received by a local receiver): ${(injects / delivered).toFixed(0)} msg/s`);
     // The API alone: the worker's work on the envelopes would otherwise count against the same event loop.
-    await worker.stop();
+    await running.worker!.stop();
     await largeInjectEventLoop(api.port, key);
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => {});

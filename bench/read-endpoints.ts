@@ -16,6 +16,7 @@ import { createOrganization, issueApiKey } from '../platform/organizations';
 import { VERSION } from '../platform/version';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
+import { mainThreadBusyMs } from './costs';
 
 /**
  * `npm run bench`: the synthetic-FHIR and catalog read endpoints under load (autocannon, loopback
@@ -25,16 +26,22 @@ import { createScratchDatabase } from '../test/support/scratch-database';
  * validation of the query, the memory indexes; FHIR reads verify a SMART access token (JWT and its
  * row). Reads never touch Temporal, so the client here never connects.
  *
- * BENCH_DURATION seconds per measurement (5), BENCH_CONNECTIONS (32),
+ * Rates move with whatever else the machine runs; the CPU the event loop (both servers share it, the
+ * load runs in a worker thread) spends per request does much less, so the goals are judged on the
+ * ratio of those: the rate ratio an idle machine would show.
+ *
+ * BENCH_DURATION seconds per turn (2) and BENCH_ROUNDS turns each of ours and bare, alternating (3),
+ * BENCH_CONNECTIONS (32),
  * BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
  */
-const duration = Number(process.env.BENCH_DURATION ?? 5);
+const duration = Number(process.env.BENCH_DURATION ?? 2);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * `/healthz` first: no credential, so its row is the cost of the middleware alone, for comparison.
- * `goal` is issue 12's: ours ÷ bare at least `ratio`, p99 at most `p99` ms.
+ * `goal`: ours ÷ bare at least `ratio` (issue 26: 0.6 for every single-resource read), p99 at most `p99` ms (issue 12).
  */
 interface Endpoint {
   path: string;
@@ -45,13 +52,13 @@ const ENDPOINTS: Endpoint[] = [
   { path: '/healthz', credential: 'none' },
   { path: '/v1/patients', credential: 'api key', goal: { ratio: 0.6 } },
   { path: '/v1/patients?name=ru&gender=female', credential: 'api key' },
-  { path: '/v1/patients/syn-pat-0001', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
+  { path: '/v1/patients/syn-pat-0001', credential: 'api key', goal: { ratio: 0.6, p99: 20 } },
   { path: '/v1/sandbox/resources/Observation?patient=syn-pat-0001', credential: 'api key' },
   { path: '/v1/sandbox/resources/Observation?limit=200', credential: 'api key' },
-  { path: '/v1/sandbox/resources/Claim/syn-clm-0001-001', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
-  { path: '/v1/sandbox/domains/prior_auth', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
-  { path: '/v1/sandbox/payer-rules/syn-payer-alderpeak', credential: 'api key', goal: { ratio: 0.5, p99: 20 } },
-  { path: '/fhir/R4/Patient/syn-pat-0001', credential: 'SMART token' },
+  { path: '/v1/sandbox/resources/Claim/syn-clm-0001-001', credential: 'api key', goal: { ratio: 0.6, p99: 20 } },
+  { path: '/v1/sandbox/domains/prior_auth', credential: 'api key', goal: { ratio: 0.6, p99: 20 } },
+  { path: '/v1/sandbox/payer-rules/syn-payer-alderpeak', credential: 'api key', goal: { ratio: 0.6, p99: 20 } },
+  { path: '/fhir/R4/Patient/syn-pat-0001', credential: 'SMART token', goal: { ratio: 0.6 } },
   { path: '/fhir/R4/Observation?patient=syn-pat-0001', credential: 'SMART token' },
 ];
 
@@ -66,12 +73,39 @@ interface Measured {
   rate: number;
   p99: number;
   failures: number;
+  /** CPU of the event loop (the main thread, where both servers run) per request, in ms. */
+  cpuMs: number;
 }
 
 /** One autocannon run; the load runs in a worker thread so it does not share the servers' event loop. */
 async function measure(url: string, headers: Record<string, string> = {}): Promise<Measured> {
+  const before = mainThreadBusyMs();
   const result = await autocannon({ url, connections, duration, headers, workers: 1 });
-  return { rate: result.requests.average, p99: result.latency.p99, failures: result.non2xx + result.errors + result.timeouts };
+  return {
+    rate: result.requests.total / duration,
+    p99: result.latency.p99,
+    failures: result.non2xx + result.errors + result.timeouts,
+    cpuMs: (mainThreadBusyMs() - before) / result.requests.total,
+  };
+}
+
+/**
+ * Ours and bare in turns, `rounds` times each, so that load from other work on the machine, which
+ * comes and goes over seconds, weighs on both alike: rates averaged over the turns, p99 the worst turn's.
+ */
+async function measurePair(oursUrl: string, bareUrl: string, headers: Record<string, string>): Promise<{ ours: Measured; bare: Measured }> {
+  const turns = { ours: [] as Measured[], bare: [] as Measured[] };
+  for (let round = 0; round < rounds; round += 1) {
+    turns.ours.push(await measure(oursUrl, headers));
+    turns.bare.push(await measure(bareUrl));
+  }
+  const combine = (all: Measured[]): Measured => ({
+    rate: all.reduce((sum, turn) => sum + turn.rate, 0) / all.length,
+    p99: Math.max(...all.map((turn) => turn.p99)),
+    failures: all.reduce((sum, turn) => sum + turn.failures, 0),
+    cpuMs: all.reduce((sum, turn) => sum + turn.cpuMs, 0) / all.length,
+  });
+  return { ours: combine(turns.ours), bare: combine(turns.bare) };
 }
 
 function formatLoad(): string {
@@ -204,23 +238,24 @@ async function main() {
     }
 
     console.log(
-      `Read endpoints: ${connections} connections, ${duration} s each, loopback; ${cpus().length} CPU(s) (${cpus()[0]?.model.trim()}), Node ${process.version}.`,
+      `Read endpoints: ${connections} connections, ${rounds} turns of ${duration} s each for ours and bare, alternating, loopback; ${cpus().length} CPU(s) (${cpus()[0]?.model.trim()}), Node ${process.version}.`,
     );
     console.log(`Load average before: ${formatLoad()} (other work on the machine; the ratios are side by side, one endpoint at a time).`);
     console.log(
       `Fixtures: ${fhirStore.supportedTypes.reduce((sum, type) => sum + fhirStore.list(type).length, 0)} resources loaded and indexed in ${loadedIn.toFixed(0)} ms.\n`,
     );
     console.log(
-      `${'endpoint'.padEnd(58)} | ${'credential'.padEnd(11)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'ours ÷ bare'.padStart(11)} | goal`,
+      `${'endpoint'.padEnd(58)} | ${'credential'.padEnd(11)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'ours ÷ bare'.padStart(11)} | ${'CPU/request ours, bare'.padStart(22)} | ${'by CPU'.padStart(6)} | goal (by CPU)`,
     );
     for (const endpoint of ENDPOINTS) {
-      const mine = await measure(`${ours.url}${endpoint.path}`, headersFor(endpoint));
-      const theirs = await measure(`${baseline.url}${endpoint.path}`);
+      const { ours: mine, bare: theirs } = await measurePair(`${ours.url}${endpoint.path}`, `${baseline.url}${endpoint.path}`, headersFor(endpoint));
       const { path } = endpoint;
       if (mine.failures > 0 || theirs.failures > 0) throw new Error(`${path}: ${mine.failures} failed requests (ours), ${theirs.failures} (bare)`);
       const ratio = mine.rate / theirs.rate;
+      // What the rate ratio would be on an idle machine: both are bound by the one event loop's CPU.
+      const cpuRatio = theirs.cpuMs / mine.cpuMs;
       console.log(
-        `${path.padEnd(58)} | ${endpoint.credential.padEnd(11)} | ${`${kibibytes(path).toFixed(1)} KiB`.padStart(9)} | ${mine.rate.toFixed(0).padStart(10)} | ${`${mine.p99} ms`.padStart(6)} | ${theirs.rate.toFixed(0).padStart(10)} | ${`${theirs.p99} ms`.padStart(6)} | ${ratio.toFixed(2).padStart(11)} | ${verdict(endpoint, ratio, mine.p99)}`,
+        `${path.padEnd(58)} | ${endpoint.credential.padEnd(11)} | ${`${kibibytes(path).toFixed(1)} KiB`.padStart(9)} | ${mine.rate.toFixed(0).padStart(10)} | ${`${mine.p99} ms`.padStart(6)} | ${theirs.rate.toFixed(0).padStart(10)} | ${`${theirs.p99} ms`.padStart(6)} | ${ratio.toFixed(2).padStart(11)} | ${`${(mine.cpuMs * 1000).toFixed(0)} µs, ${(theirs.cpuMs * 1000).toFixed(0)} µs`.padStart(22)} | ${cpuRatio.toFixed(2).padStart(6)} | ${verdict(endpoint, cpuRatio, mine.p99)}`,
       );
     }
     console.log(`\nLoad average after: ${formatLoad()}.`);

@@ -3,18 +3,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../api/app';
 import type { PresentedRun } from '../api/scenarios/presenter';
-import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createOrganization, issueApiKey } from '../platform/organizations';
-import { VERSION } from '../platform/version';
-import { listen } from '../runtime/services';
-import { connectTemporal, ensureSearchAttributes, startDevServer } from '../runtime/temporal';
+import { startProcess } from '../runtime/process';
+import { connectTemporal, startDevServer } from '../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../runtime/temporal-cli';
-import { startWorker } from '../runtime/worker';
 import { freePort } from '../test/support/ports';
 import { createScratchDatabase } from '../test/support/scratch-database';
 
@@ -89,21 +85,22 @@ async function main() {
     TEMPORAL_TASK_QUEUE: 'bench-scenarios',
     RATE_LIMIT_PER_MINUTE: '10000000',
     LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    HL7_MLLP_PORT: 'off',
   });
   const database = await openDatabase({ databaseUrl: scratchDatabase.url, dataDir: scratch });
   const temporal = await connectTemporal(temporalServer.address, 'default');
-  await ensureSearchAttributes(temporal.connection, 'default', logger);
-  const worker = await startWorker({ address: temporalServer.address, config, db: database.db });
-  const app = createApp({
+  const running = await startProcess({
     config,
-    db: database.db,
-    listen: database.listen,
-    temporal: temporal.client,
     logger,
-    version: VERSION,
-    fhirStore: loadFhirStore(),
+    database,
+    temporal,
+    temporalAddress: temporalServer.address,
+    roles: { api: true, worker: true },
   });
-  const server = await listen(app, '127.0.0.1', 0, 5);
+  const server = running.server!;
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const organization = await createOrganization(database.db, { name: 'Bench Health (synthetic)', webhookUrl: receiver.url });
   const { key } = await issueApiKey(database.db, organization.id);
@@ -201,8 +198,7 @@ async function main() {
         `GET …/runs?status=running ${summary(listLatencies)}`,
     );
   } finally {
-    await server.close();
-    await worker.stop();
+    for (const { run } of running.stops) await run();
     await temporal.connection.close();
     await database.close();
     await receiver.close();

@@ -1,10 +1,9 @@
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { ensureRetentionSchedule } from '../runtime/retention-schedule';
+import { startProcess } from '../runtime/process';
 import { stopOnSignal } from '../runtime/services';
-import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
-import { startWorker } from '../runtime/worker';
+import { connectTemporal } from '../runtime/temporal';
 import { runMain } from './run-main';
 import { requireSharedInfrastructure } from './split-process';
 
@@ -15,14 +14,11 @@ runMain(async () => {
   const { databaseUrl, temporalAddress } = requireSharedInfrastructure(config, 'worker');
   const database = await openDatabase({ databaseUrl, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
-  await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  await ensureRetentionSchedule(temporal.client, config, logger);
+  const running = await startProcess({ config, logger, database, temporal, temporalAddress, roles: { api: false, worker: true } });
+  // The client was only needed to set up the Schedule; the worker polls on its own connection.
   await temporal.connection.close();
-  const worker = await startWorker({ address: temporalAddress, config, db: database.db, logger });
-  stopOnSignal(logger, [
-    { name: 'worker', run: worker.stop },
-    { name: 'database', run: database.close },
-  ]);
+  const worker = running.worker!;
+  stopOnSignal(logger, [...running.stops, { name: 'database', run: database.close }]);
   logger.info(`Worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${temporalAddress}`);
   await worker.done;
 });

@@ -1,18 +1,13 @@
 import type { Client } from '@temporalio/client';
-import { createApp } from '../api/app';
-import { loadFhirStore } from '../fixtures/store';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ensureDemoOrganization, webhookSecretsOf } from '../platform/organizations';
 import { VERSION } from '../platform/version';
-import { createWorkflowClient } from '../platform/workflow-client';
 import { createRelayReceiver } from '../relay-receiver/app';
-import { startMllpListener } from '../runtime/mllp';
-import { ensureRetentionSchedule } from '../runtime/retention-schedule';
+import { startProcess } from '../runtime/process';
 import { listen, provideTemporal, resolveDemoApiKey, stopOnSignal } from '../runtime/services';
-import { connectTemporal, ensureSearchAttributes } from '../runtime/temporal';
-import { startWorker } from '../runtime/worker';
+import { connectTemporal } from '../runtime/temporal';
 import type { selfCheckWorkflow } from '../workflows/self-check/workflow';
 import { runMain } from './run-main';
 
@@ -39,30 +34,19 @@ runMain(async () => {
   demoOrganizationId = (await ensureDemoOrganization(database.db, demoKey, { webhookUrl: `${relayUrl}/webhooks` })).organizationId;
 
   const temporal = await connectTemporal(temporalEndpoint.address, config.TEMPORAL_NAMESPACE);
-  await ensureSearchAttributes(temporal.connection, config.TEMPORAL_NAMESPACE, logger);
-  await ensureRetentionSchedule(temporal.client, config, logger);
-  const worker = await startWorker({ address: temporalEndpoint.address, config, db: database.db, logger });
-  const app = createApp({
+  const running = await startProcess({
     config,
-    db: database.db,
-    listen: database.listen,
-    temporal: temporal.client,
     logger,
-    version: VERSION,
-    fhirStore: loadFhirStore(),
+    database,
+    temporal,
+    temporalAddress: temporalEndpoint.address,
+    roles: { api: true, worker: true },
   });
-  const server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
-  const mllp = await startMllpListener({
-    config,
-    db: database.db,
-    workflows: createWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS }),
-    logger,
-  });
+  const server = running.server!;
+  const mllp = running.mllp;
 
   stopOnSignal(logger, [
-    ...(mllp ? [{ name: 'HL7 MLLP listener', run: mllp.close }] : []),
-    { name: 'API', run: server.close },
-    { name: 'worker', run: worker.stop },
+    ...running.stops,
     { name: 'relay receiver', run: relayServer.close },
     { name: 'Temporal client', run: () => temporal.connection.close() },
     { name: 'database', run: database.close },

@@ -1,14 +1,8 @@
 import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import {
-  AGGREGATOR_QUERY_STATUSES,
-  ATTEMPT_OUTCOMES,
-  ATTEMPT_TRIGGERS,
-  CHAOS_MODES,
-  DELIVERY_STATUSES,
-  HL7_CONFORMANCE_MODES,
-  SCENARIO_RUN_STATUSES,
-  TARGET_SOURCES,
-} from './vocabulary';
+import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
+import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
+import { SCENARIO_RUN_STATUSES } from '../scenarios/vocabulary';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../webhooks/vocabulary';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
@@ -89,7 +83,6 @@ export const hl7Identities = pgTable(
 );
 
 export type Organization = typeof organizations.$inferSelect;
-export type ApiKey = typeof apiKeys.$inferSelect;
 export type Connection = typeof connections.$inferSelect;
 export type IdempotencyKey = typeof idempotencyKeys.$inferSelect;
 
@@ -201,7 +194,7 @@ export const deliveryAttempts = pgTable(
   (table) => [uniqueIndex('delivery_attempts_delivery_number_idx').on(table.deliveryId, table.number)],
 );
 
-/** The organization's chaos profile (CONVENTIONS.md): per mode, the first N attempts and/or a rate. */
+/** The organization's reliability profile (webhooks/chaos.ts, CONVENTIONS.md: the chaos profile): per mode, the first N attempts and/or a rate. */
 export const reliabilityProfiles = pgTable('reliability_profiles', {
   organizationId: text('organization_id')
     .primaryKey()

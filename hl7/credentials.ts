@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import { hashApiKey } from '../platform/secrets';
+import type { Hl7ConformanceMode } from './vocabulary';
 
 /**
  * The MLLP credential: a token per HL7 identity (per connection), which the sender puts in MSH-8

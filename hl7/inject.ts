@@ -1,11 +1,9 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
-import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
-import { newId } from '../platform/ids';
 import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../webhooks/envelope';
+import { newDelivery } from '../webhooks/new-delivery';
 import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
 import { batchAck, isBatchOrStream, splitStream } from './batch';
 import { authenticateMllpToken, type MllpSender } from './credentials';
@@ -14,6 +12,7 @@ import { processHl7OffLoop } from './off-loop';
 import type { PortableHl7Outcome } from './portable-outcome';
 import { processHl7 } from './process';
 import type { Hl7Problem } from './validate';
+import type { Hl7ConformanceMode } from './vocabulary';
 
 /**
  * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
@@ -47,27 +46,16 @@ export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
 
 /** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
 export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
-  const head: Omit<WebhookEnvelope, 'resource'> = {
-    id: newId('evt'),
-    event: outcome.event,
-    connection_id: recipient.connectionId,
-    environment: recipient.environment,
-    occurred_at: new Date().toISOString(),
-  };
-  // The Bundle comes as JSON text (hl7/off-loop.ts): spliced in as the last member, the envelope is what
-  // JSON.stringify would write, without serializing several MiB again on the event loop.
-  const envelopeBody = `${JSON.stringify(head).slice(0, -1)},"resource":${outcome.bundleJson}}`;
-  return {
-    id: newId('dlv'),
+  return newDelivery({
     organizationId: recipient.organizationId,
     connectionId: recipient.connectionId,
-    scenarioId: null,
-    event: head.event,
+    event: outcome.event,
     environment: recipient.environment,
-    envelopeBody,
-    createdAt: head.occurred_at,
+    occurredAt: new Date().toISOString(),
+    // The Bundle comes as JSON text (hl7/off-loop.ts), so it is not serialized again on the event loop.
+    resource: { json: outcome.bundleJson },
     hl7ControlId: outcome.controlId,
-  };
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { Hl7ConformanceMode } from '../drizzle/vocabulary';
 import type { Hl7Segment, ParsedHl7 } from './parse';
 import { findHl7Trigger, type Hl7Trigger, requiresPatient } from './triggers';
+import type { Hl7ConformanceMode } from './vocabulary';
 
 /** HL7 table 0357 (message error condition codes): the ones the sandbox reports. */
 export const ERROR_CONDITION = {
@@ -118,7 +118,7 @@ export const TABLES = {
 } as const;
 
 /**
- * How strictly a message is checked (drizzle/vocabulary.ts). `lenient` (the default) reports a
+ * How strictly a message is checked (hl7/vocabulary.ts). `lenient` (the default) reports a
  * missing or malformed field as a warning and accepts the message, as production listeners do;
  * `strict` answers AE for every finding, for partners who test their conformance.
  */

@@ -74,10 +74,21 @@ export function reconnectDelaySeconds(failures: number): number {
 }
 
 /** Opens the database and applies every committed migration in `drizzle/` before returning. */
-export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** Told every statement sent to Postgres (not PGlite), as it is sent: how the benchmarks count statements per delivery. */
+  onStatement?: (statement: string) => void;
+}): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     await migratePostgresOnce(options.databaseUrl);
-    const client = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: 10, connection: { statement_timeout: STATEMENT_TIMEOUT_MS } });
+    const onStatement = options.onStatement;
+    const client = postgres(options.databaseUrl, {
+      ...CLIENT_OPTIONS,
+      max: 10,
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS },
+      ...(onStatement ? { debug: (_connection: number, statement: string) => onStatement(statement) } : {}),
+    });
     const db = drizzlePostgres(client, { schema });
     const listener = createWatchedListener(options.databaseUrl, CLIENT_OPTIONS, LISTENER_WATCH);
     return {

@@ -6,7 +6,7 @@ import { oversizeAck } from '../hl7/process';
 import type { Config } from '../platform/config';
 import { createCostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
-import type { WorkflowClient } from '../platform/workflow-client';
+import type { WorkflowGateway } from '../platform/workflow-gateway';
 
 export interface RunningMllpListener {
   port: number;
@@ -20,7 +20,7 @@ export interface RunningMllpListener {
  * the event loop (hl7/off-loop.ts), so the API keeps answering meanwhile.
  */
 export async function startMllpListener(
-  deps: { config: Config; db: Database; workflows: WorkflowClient; logger: Logger },
+  deps: { config: Config; db: Database; workflows: WorkflowGateway; logger: Logger },
   port = deps.config.HL7_MLLP_PORT,
 ): Promise<RunningMllpListener | null> {
   if (port === null) return null;

@@ -1,8 +1,8 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { type ScenarioRun, scenarioRuns } from '../drizzle/schema';
-import type { ScenarioRunStatus } from '../drizzle/vocabulary';
 import type { Database } from '../platform/database';
 import type { NewScenarioRun, ScenarioProgress } from './run';
+import type { ScenarioRunStatus } from './vocabulary';
 
 /**
  * Records a new run once, whoever comes first: the API after starting the workflow, or the

@@ -1,4 +1,4 @@
-import type { PaceMode, ScenarioRunStatus, ScenarioStepStatus } from '../drizzle/vocabulary';
+import type { PaceMode, ScenarioRunStatus, ScenarioStepStatus } from './vocabulary';
 
 /**
  * A scenario run's shape, the same for the API that creates it, the workflow that plays it and the

@@ -13,8 +13,11 @@ export const MAX_ASSERTION_LIFETIME_SECONDS = 300;
 const MAX_ASSERTION_LENGTH = 8 * 1024;
 const MAX_JTI_LENGTH = 256;
 
-/** The client's JWK Set: its registered one, or the one its jwks_uri serves now (fetched by the API layer). */
-export type LoadClientJwks = (client: SmartClient) => Promise<ClientJwks>;
+/**
+ * The client's JWK Set: its registered one, or the one its jwks_uri serves (fetched by the API
+ * layer), given the kid the assertion names so a set that lacks it can be fetched again.
+ */
+export type LoadClientJwks = (client: SmartClient, kid: string) => Promise<ClientJwks>;
 
 export interface AssertionForm {
   clientId: string | undefined;
@@ -64,7 +67,7 @@ export async function authenticateByAssertion(
       `This client is registered with token_endpoint_auth_method ${client.tokenEndpointAuthMethod}, not private_key_jwt, so it cannot authenticate with an assertion.`,
     );
   }
-  const payload = await verifySignature(form.assertion, alg as AssertionAlgorithm, header.kid, await options.loadJwks(client), {
+  const payload = await verifySignature(form.assertion, alg as AssertionAlgorithm, header.kid, await options.loadJwks(client, header.kid), {
     clientId: client.id,
     tokenEndpoint: options.tokenEndpoint,
     now: options.now ?? new Date(),

@@ -1,9 +1,15 @@
 import { z } from 'zod';
-import type { ChaosMode } from '../drizzle/vocabulary';
+import type { ChaosMode } from './vocabulary';
 
 /**
- * The chaos profile (CONVENTIONS.md): transient 503, slow and rate-limit modes, each with a
- * deterministic option (the first N attempts of every delivery) and a probabilistic one (a rate).
+ * The organization's reliability profile (CONVENTIONS.md, Webhooks: the chaos profile): which chaos
+ * the delivery activity injects, per mode (transient 503, slow, rate limit), each with a deterministic
+ * option (the first N attempts of every delivery) and a probabilistic one (a rate).
+ *
+ * Names: "reliability" is the per-organization setting, as the route (`/v1/sandbox/webhook-reliability`)
+ * and the table (`reliability_profiles`) call it; "chaos" is what it injects into an attempt (the
+ * modes, `pickChaos`, the attempt's public `chaos` field). The OpenAPI component keeps its published
+ * id `ChaosProfile`, which partners' generated clients name their types after.
  */
 const firstN = z.number().int().min(0).max(100).meta({ description: 'Affect attempts 1..N of every delivery (0: off)' });
 const rate = z.number().min(0).max(1).meta({ description: 'Probability (0..1) of affecting any other attempt (0: off)' });
@@ -33,11 +39,11 @@ const modeSchemas = {
     .meta({ description: 'The attempt fails as if the receiver answered 429 with this Retry-After; the receiver is not called' }),
 } satisfies Record<ChaosMode, z.ZodType>;
 
-export const chaosProfileSchema = z.object(modeSchemas).strict().meta({ id: 'ChaosProfile' });
+export const reliabilityProfileSchema = z.object(modeSchemas).strict().meta({ id: 'ChaosProfile' });
 
-export type ChaosProfile = z.infer<typeof chaosProfileSchema>;
+export type ReliabilityProfile = z.infer<typeof reliabilityProfileSchema>;
 
-export const DEFAULT_CHAOS_PROFILE: ChaosProfile = {
+export const DEFAULT_RELIABILITY_PROFILE: ReliabilityProfile = {
   transient_503: { first_n_attempts: 0, rate: 0 },
   slow: { first_n_attempts: 0, rate: 0, delay_ms: 3_000 },
   rate_limit: { first_n_attempts: 0, rate: 0, retry_after_seconds: 5 },
@@ -49,7 +55,7 @@ const PRECEDENCE: ChaosMode[] = ['rate_limit', 'transient_503', 'slow'];
 export type ChaosEffect = { mode: 'transient_503' } | { mode: 'slow'; delayMs: number } | { mode: 'rate_limit'; retryAfterMs: number };
 
 /** The chaos that touches this attempt, if any. */
-export function pickChaos(profile: ChaosProfile, attemptNumber: number, random: () => number = Math.random): ChaosEffect | null {
+export function pickChaos(profile: ReliabilityProfile, attemptNumber: number, random: () => number = Math.random): ChaosEffect | null {
   const mode = PRECEDENCE.find((candidate) => attemptNumber <= profile[candidate].first_n_attempts || random() < profile[candidate].rate);
   if (mode === 'slow') return { mode, delayMs: profile.slow.delay_ms };
   if (mode === 'rate_limit') return { mode, retryAfterMs: profile.rate_limit.retry_after_seconds * 1000 };

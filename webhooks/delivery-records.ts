@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
-import type { DeliveryStatusValue } from '../drizzle/vocabulary';
 import { type Database, storableText } from '../platform/database';
 import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
+import type { DeliveryStatusValue } from './vocabulary';
 
 /** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
 export interface NewDelivery {

@@ -229,20 +229,25 @@ function compartment(
   return { candidates: fhirStore.listForPatient(type, patientId), applied: [['patient', patientId]] };
 }
 
-/** Every resource of the type, or (with `patient`, `subject`, or `_id` on Patient) those of the patients named. */
+/**
+ * Every resource of the type, or those of the patients named by `patient` or `subject` (`_id` on
+ * Patient). A comma means any of them; each parameter given narrows further (FHIR search).
+ */
 function systemCompartment(
   fhirStore: FhirStore,
   type: string,
   params: URLSearchParams,
 ): { candidates: readonly FhirResource[]; applied: [string, string][] } {
-  const name = type === 'Patient' ? '_id' : params.has('patient') ? 'patient' : 'subject';
-  const named = [...new Set(params.getAll(name).flatMap((value) => value.split(',')))].map((value) => value.replace(/^.*Patient\//, ''));
-  if (named.length === 0) return { candidates: fhirStore.list(type), applied: [] };
+  const names = type === 'Patient' ? ['_id'] : ['patient', 'subject'];
+  const applied = [...params].filter(([name]) => names.includes(name));
+  if (applied.length === 0) return { candidates: fhirStore.list(type), applied: [] };
+  const idsOf = (value: string) => value.split(',').map((reference) => reference.replace(/^.*Patient\//, ''));
+  const named = applied.reduce((kept, [, value]) => kept.filter((id) => idsOf(value).includes(id)), [...new Set(idsOf(applied[0]![1]))]);
   const candidates =
     type === 'Patient'
       ? named.map((id) => fhirStore.read('Patient', id)).filter((patient): patient is FhirResource => patient !== undefined)
       : named.flatMap((id) => fhirStore.listForPatient(type, id));
-  return { candidates, applied: [[name, named.join(',')]] };
+  return { candidates, applied };
 }
 
 /**

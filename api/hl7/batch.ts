@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Hl7ConformanceMode } from '../../drizzle/vocabulary';
 import { ackJson, addresseeFromText, buildAck } from '../../hl7/ack';
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
 import { acknowledgementsFor, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
 import { processHl7OffLoop } from '../../hl7/off-loop';
+import type { Hl7ConformanceMode } from '../../hl7/vocabulary';
 import type { Database } from '../../platform/database';
-import type { WorkflowClient } from '../../platform/workflow-client';
+import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { recordNewDelivery } from '../../webhooks/delivery-records';
 import { ApiProblem } from '../http/problem';
 import { startDelivery } from '../webhooks/start-delivery';
@@ -40,7 +40,7 @@ export const MAX_HTTP_BATCH_MESSAGES = 100;
 const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
 
 export async function injectHl7Batch(
-  deps: { db: Database; workflows: WorkflowClient; retryScheduleMs: number[]; onError(error: unknown): void },
+  deps: { db: Database; workflows: WorkflowGateway; retryScheduleMs: number[]; onError(error: unknown): void },
   text: string,
   recipientFor: (application: string, facility: string) => Promise<Hl7Recipient>,
   /** How strictly to check, when the request says; else each message's recipient identity decides. */

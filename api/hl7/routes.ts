@@ -1,8 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { connections, hl7Identities } from '../../drizzle/schema';
-import { HL7_CONFORMANCE_MODES } from '../../drizzle/vocabulary';
+import { hl7Identities } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
@@ -11,15 +10,18 @@ import { findRecipientByIdentity, type Hl7Recipient, hl7MessageCost, isAccepted,
 import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
+import { HL7_CONFORMANCE_MODES } from '../../hl7/vocabulary';
 import type { Config } from '../../platform/config';
 import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
-import type { WorkflowClient } from '../../platform/workflow-client';
+import { idSchema } from '../../platform/ids';
+import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import { acceptWork } from '../http/accepted-work';
 import { rateLimited } from '../http/cost-limit';
+import { ownedConnection } from '../http/owned-rows';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
-import { ApiProblem, notFound } from '../http/problem';
+import { ApiProblem } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { deliverySchema, presentDelivery } from '../webhooks/delivery-presenter';
 import { startDelivery } from '../webhooks/start-delivery';
@@ -80,7 +82,7 @@ const injectBodySchema = z
       .string()
       .min(1, 'message must hold the HL7 v2 message in ER7')
       .meta({ description: 'The HL7 v2 message in ER7 (segments separated by \\r, \\n or \\r\\n)' }),
-    connection_id: z.string().min(1).optional().meta({
+    connection_id: idSchema('conn').optional().meta({
       description:
         "Deliver for this connection (its URL and secret when it has them); else the connection whose HL7 identity MSH-5/MSH-6 name, else the organization's default",
     }),
@@ -144,12 +146,24 @@ const identitySchema = z
   })
   .meta({ id: 'Hl7Identity' });
 
-const connectionParams = z.object({ connection_id: z.string().meta({ description: 'A `conn_` id' }) });
+const connectionParams = z.object({ connection_id: idSchema('conn') });
+
+/** The connection a request names, and where (the body wins over the query string). */
+interface NamedConnection {
+  id: string;
+  field: string;
+}
+
+function namedConnection(inBody: string | undefined, inQuery: string | undefined): NamedConnection | undefined {
+  if (inBody) return { id: inBody, field: 'body.connection_id' };
+  if (inQuery) return { id: inQuery, field: 'query.connection_id' };
+  return undefined;
+}
 
 interface Hl7RouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 
@@ -187,18 +201,14 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
 
   async function recipientFor(
     organizationId: string,
-    connectionId: string | undefined,
+    connection: NamedConnection | undefined,
     application: string,
     facility: string,
   ): Promise<Hl7Recipient> {
-    if (connectionId) {
-      const [connection] = await db
-        .select({ environment: connections.environment, conformance: hl7Identities.conformance })
-        .from(connections)
-        .leftJoin(hl7Identities, eq(hl7Identities.connectionId, connections.id))
-        .where(and(eq(connections.organizationId, organizationId), eq(connections.id, connectionId)));
-      if (!connection) throw notFound('connection', connectionId);
-      return { organizationId, connectionId, environment: connection.environment, conformance: connection.conformance ?? 'lenient' };
+    if (connection) {
+      const owned = await ownedConnection(db, organizationId, connection.id, connection.field);
+      const identity = await identityOf(organizationId, owned.id);
+      return { organizationId, connectionId: owned.id, environment: owned.environment, conformance: identity?.conformance ?? 'lenient' };
     }
     const named = await findRecipientByIdentity(db, organizationId, application, facility);
     if (named) return named;
@@ -278,7 +288,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       tag: 'HL7 v2',
       auth: 'api_key',
       query: z.object({
-        connection_id: z.string().min(1).optional().meta({ description: 'For raw ER7 bodies: deliver for this connection' }),
+        connection_id: idSchema('conn').optional().meta({ description: 'For raw ER7 bodies: deliver for this connection' }),
         conformance: conformanceSchema
           .optional()
           .meta({ description: "How strictly to check this message; else the connection's HL7 identity decides (lenient by default)" }),
@@ -308,7 +318,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
         if (isBatchOrStream(body.message)) {
-          const connectionId = body.connection_id ?? query.connection_id;
+          const connection = namedConnection(body.connection_id, query.connection_id);
           const { accepted, result } = await injectHl7Batch(
             {
               db,
@@ -317,7 +327,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
               onError: (error) => req.log?.error({ err: error }, 'An HL7 batch message could not be queued'),
             },
             body.message,
-            (application, facility) => recipientFor(auth.organizationId, connectionId, application, facility),
+            (application, facility) => recipientFor(auth.organizationId, connection, application, facility),
             query.conformance,
           );
           // 202 once any message of the batch was accepted; each message's own answer is in the batch acknowledgement.
@@ -359,7 +369,12 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
         if (!isAccepted(outcome)) return refuse(outcome);
         const { receivingApplication, receivingFacility } = outcome.header;
-        const recipient = await recipientFor(auth.organizationId, body.connection_id ?? query.connection_id, receivingApplication, receivingFacility);
+        const recipient = await recipientFor(
+          auth.organizationId,
+          namedConnection(body.connection_id, query.connection_id),
+          receivingApplication,
+          receivingFacility,
+        );
         // The request says how strictly to check; else the recipient's HL7 identity does (strict only refuses more).
         if (!requested && recipient.conformance === 'strict') {
           outcome = await processHl7OffLoop(body.message, 'strict');
@@ -412,11 +427,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
       success: { status: 200, description: 'The identity', schema: identitySchema },
       errors: [404, 409, 415, 422],
       handler: async ({ auth, params, body }) => {
-        const [connection] = await db
-          .select({ id: connections.id })
-          .from(connections)
-          .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, params.connection_id)));
-        if (!connection) throw notFound('connection', params.connection_id);
+        await ownedConnection(db, auth.organizationId, params.connection_id, 'path.connection_id');
         const taken = await findRecipientByIdentity(db, auth.organizationId, body.receiving_application, body.receiving_facility);
         if (taken && taken.connectionId !== params.connection_id) {
           throw new ApiProblem(

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { WorkflowEngineUnavailableError } from '../../platform/workflow-client';
+import { WorkflowEngineUnavailableError } from '../../platform/workflow-gateway';
 import { workflowEngineUnavailable } from './problem';
 
 /**
@@ -21,7 +21,7 @@ export interface AcceptedWork<Plan, Answer> {
   plan(): Plan;
   /** How the work is named to the client: `delivery dlv_…`. */
   describe(plan: Plan): string;
-  /** Starts the workflow with WorkflowClient.startOnce. */
+  /** Starts the workflow with WorkflowGateway.startOnce. */
   start(plan: Plan): Promise<unknown>;
   /** The response body, read from the database. */
   answer(plan: Plan): Promise<Answer>;

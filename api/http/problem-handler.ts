@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { FhirError, type IssueCode } from '../../fhir/operation-outcome';
 import { isDatabaseUnavailable } from '../../platform/database';
-import { WorkflowEngineUnavailableError, WorkflowRefusedError } from '../../platform/workflow-client';
+import { WorkflowEngineUnavailableError, WorkflowRefusedError } from '../../platform/workflow-gateway';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { OAuthError, type OAuthErrorCode } from '../../smart/oauth-error';
 import { JSON_DEPTH_LIMIT } from './body-depth';

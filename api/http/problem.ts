@@ -75,8 +75,15 @@ export class ApiProblem extends Error {
   }
 }
 
-export function notFound(what: string, id: string): ApiProblem {
-  return new ApiProblem(404, 'not_found', `No ${what} with id ${id} exists in your organization.`);
+/**
+ * The one 404 for an id that names nothing the caller may see: unknown, or another organization's
+ * (CONVENTIONS.md, HTTP). `errors` names the field the id came from, as for an id of the wrong format
+ * (api/http/route.ts).
+ */
+export function notFound(what: string, id: string, field: string): ApiProblem {
+  return new ApiProblem(404, 'not_found', `No ${what} with id ${id} exists in your organization.`, {
+    errors: [{ path: field, message: `names no ${what} of your organization` }],
+  });
 }
 
 export type RequestPart = 'body' | 'query' | 'path';

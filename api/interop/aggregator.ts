@@ -2,15 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { type AggregatorQuery, aggregatorQueries } from '../../drizzle/schema';
-import { AGGREGATOR_QUERY_STATUSES } from '../../drizzle/vocabulary';
 import type { FhirStore } from '../../fixtures/store';
 import { type AggregatorQueryRequest, aggregatorQueryPath, type StoredResult } from '../../interop/aggregator/query';
-import { AGGREGATABLE_TYPES, PURPOSES_OF_USE, SIMULATED_BEHAVIOURS, SOURCE_IDS, SOURCE_STATUSES } from '../../interop/aggregator/vocabulary';
+import {
+  AGGREGATABLE_TYPES,
+  AGGREGATOR_QUERY_STATUSES,
+  PURPOSES_OF_USE,
+  SIMULATED_BEHAVIOURS,
+  SOURCE_IDS,
+  SOURCE_STATUSES,
+} from '../../interop/aggregator/vocabulary';
 import { demographicsOf } from '../../interop/mpi/demographics';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
-import type { WorkflowClient } from '../../platform/workflow-client';
+import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { aggregatorSearchAttributes, aggregatorWorkflowId } from '../../workflows/aggregator/contract';
 import { aggregatorWorkflow } from '../../workflows/aggregator/workflow';
 import { acceptWork } from '../http/accepted-work';
@@ -135,7 +141,7 @@ export function aggregatorRoutes({
 }: {
   db: Database;
   fhirStore: FhirStore;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   config: Config;
 }) {
   const findOwned = async (organizationId: string, id: string) => {
@@ -164,7 +170,7 @@ export function aggregatorRoutes({
       errors: [404, 415, 422],
       handler: async ({ auth, body, res }) => {
         if (body.patient_id !== undefined && !fhirStore.read('Patient', body.patient_id)) {
-          throw notFound('patient', body.patient_id);
+          throw notFound('patient', body.patient_id, 'body.patient_id');
         }
         await assertWithinInFlightBound(
           db,
@@ -242,7 +248,7 @@ export function aggregatorRoutes({
       errors: [404],
       handler: async ({ auth, params }) => {
         const row = await findOwned(auth.organizationId, params.query_id);
-        if (!row) throw notFound('aggregator query', params.query_id);
+        if (!row) throw notFound('aggregator query', params.query_id, 'path.query_id');
         return present(row);
       },
     }),

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ScenarioRun } from '../../drizzle/schema';
-import { PACE_MODES, SCENARIO_RUN_STATUSES, SCENARIO_STEP_STATUSES } from '../../drizzle/vocabulary';
 import { type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
 import type { ScenarioPace, ScenarioProgress } from '../../scenarios/run';
+import { PACE_MODES, SCENARIO_RUN_STATUSES, SCENARIO_STEP_STATUSES } from '../../scenarios/vocabulary';
 import { scenarioWorkflowId } from '../../workflows/scenario/contract';
 
 /** How a scenario run looks to partners. */

@@ -1,17 +1,16 @@
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { findScenario, scenarios } from '../../catalog/scenarios';
-import { connections, type ScenarioRun, scenarioRuns } from '../../drizzle/schema';
-import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../drizzle/vocabulary';
+import { type ScenarioRun, scenarioRuns } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError, WorkflowRefusedError } from '../../platform/workflow-client';
+import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from '../../platform/workflow-gateway';
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
 import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
 import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
+import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../scenarios/vocabulary';
 import {
   advanceScenarioUpdate,
   advanceUpdateId,
@@ -26,8 +25,9 @@ import { initialProgress } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
 import { acceptWork } from '../http/accepted-work';
 import { assertWithinInFlightBound } from '../http/in-flight-bound';
+import { ownedConnection } from '../http/owned-rows';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
-import { ApiProblem, invalidFields } from '../http/problem';
+import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 import { patientIdFrom } from '../sandbox/world-lookups';
 import { presentRun, runSchema } from './presenter';
@@ -94,7 +94,7 @@ const listQuerySchema = pageQuerySchema.extend({
 interface ScenarioRouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 
@@ -102,7 +102,7 @@ interface ScenarioRouteDependencies {
 export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRouteDependencies) {
   async function findOwned(organizationId: string, runId: string): Promise<ScenarioRun> {
     const run = await findOwnedRun(db, organizationId, runId);
-    if (!run) throw new ApiProblem(404, 'not_found', `No scenario run with id ${runId} exists in your organization.`);
+    if (!run) throw notFound('scenario run', runId, 'path.run_id');
     return run;
   }
 
@@ -147,16 +147,7 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
         }
         let environment = 'sandbox';
         if (body.connection_id) {
-          const [connection] = await db
-            .select({ environment: connections.environment })
-            .from(connections)
-            .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, body.connection_id)));
-          if (!connection) {
-            throw new ApiProblem(404, 'not_found', `No connection with id ${body.connection_id} exists in your organization.`, {
-              errors: [{ path: 'body.connection_id', message: 'names no connection of your organization' }],
-            });
-          }
-          environment = connection.environment;
+          environment = (await ownedConnection(db, auth.organizationId, body.connection_id, 'body.connection_id')).environment;
         }
         const patientId = patientIdFrom(body.patient ?? DEFAULT_SCENARIO_PATIENT);
         if (!fhirStore.read('Patient', patientId)) {

@@ -8,10 +8,27 @@ import { checkWebhookTarget, pinnedLookup, type ResolveHost, resolveWithSystem }
 
 /** Resolving, connecting and reading the set, all of it: a slow key server cannot hold a token request long. */
 const JWKS_FETCH_TIMEOUT_MS = 5_000;
+/** How long a fetched set answers for its kids without asking the client's server again. */
+const JWKS_CACHE_MS = 5 * 60_000;
+/**
+ * A kid the cached set lacks (a rotated key) fetches the set again, but at most once a second per
+ * client: the assertion is not verified until its key is known, so a stranger naming a client must
+ * not be able to make us fetch its jwks_uri at will. Requests in between wait for that one fetch.
+ */
+const JWKS_REFETCH_INTERVAL_MS = 1_000;
+/** Clients whose sets are held; the least recently fetched is forgotten first. */
+const JWKS_CACHE_ENTRIES = 1_000;
+
+interface CachedJwks {
+  jwks: ClientJwks | null;
+  fetchedAt: number;
+  fetching: Promise<ClientJwks> | null;
+}
 
 /**
- * A client's JWK Set: the registered one, or the one at its jwks_uri, fetched at every assertion so
- * a rotated key works at once (SMART Backend Services). The URL is checked as a webhook target is
+ * A client's JWK Set: the registered one, or the one at its jwks_uri, fetched again when an
+ * assertion names a kid the held set lacks, so a rotated key works at once (SMART Backend Services,
+ * which asks servers to cache the set and refetch on an unknown kid). The URL is checked as a webhook target is
  * (no private address unless ALLOW_PRIVATE_TARGETS) and fetched from the addresses the check
  * resolved, redirects not followed, within a time and size limit. A set that cannot be had fails
  * the client's authentication, saying why.
@@ -23,13 +40,47 @@ export function clientJwksLoader({
   config: Pick<Config, 'ALLOW_PRIVATE_TARGETS'>;
   resolveHost?: ResolveHost | undefined;
 }): LoadClientJwks {
-  return async (client) => {
+  const fetchJwks = jwksFetcher({ config, resolveHost });
+  const cache = new Map<string, CachedJwks>();
+  return async (client, kid) => {
     if (client.jwks) return client.jwks as ClientJwks;
     if (!client.jwksUri) throw new OAuthError('invalid_client', 'This client has no JWK Set registered.');
-    const unusable = (why: string) => new OAuthError('invalid_client', `The client's jwks_uri ${excerpt(client.jwksUri!)} ${why}.`);
+    const key = `${client.id} ${client.jwksUri}`;
+    const entry = cache.get(key) ?? { jwks: null, fetchedAt: 0, fetching: null };
+    const age = Date.now() - entry.fetchedAt;
+    if (entry.jwks && age < JWKS_CACHE_MS && entry.jwks.keys.some((jwk) => jwk.kid === kid)) return entry.jwks;
+    if (entry.fetching) return entry.fetching;
+    const wait = Math.max(0, JWKS_REFETCH_INTERVAL_MS - age);
+    entry.fetching = new Promise((resolve) => setTimeout(resolve, wait))
+      .then(() => fetchJwks(client.jwksUri!))
+      .then(
+        (jwks) => {
+          entry.jwks = jwks;
+          return jwks;
+        },
+        (error) => {
+          entry.jwks = null;
+          throw error;
+        },
+      )
+      .finally(() => {
+        entry.fetchedAt = Date.now();
+        entry.fetching = null;
+      });
+    cache.delete(key);
+    cache.set(key, entry);
+    if (cache.size > JWKS_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    return entry.fetching;
+  };
+}
+
+/** Fetches and checks the set at a jwks_uri, or fails the client's authentication saying why. */
+function jwksFetcher({ config, resolveHost }: { config: Pick<Config, 'ALLOW_PRIVATE_TARGETS'>; resolveHost: ResolveHost }) {
+  return async (jwksUri: string): Promise<ClientJwks> => {
+    const unusable = (why: string) => new OAuthError('invalid_client', `The client's jwks_uri ${excerpt(jwksUri)} ${why}.`);
     const deadline = AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS);
     const checked = await Promise.race([
-      checkWebhookTarget(client.jwksUri, { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolveHost }),
+      checkWebhookTarget(jwksUri, { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolveHost }),
       new Promise<null>((resolve) => deadline.addEventListener('abort', () => resolve(null), { once: true })),
     ]);
     if (!checked) throw unusable(`did not resolve within ${JWKS_FETCH_TIMEOUT_MS} ms`);

@@ -43,7 +43,7 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
       errors: [404, 415, 422],
       handler: async ({ auth, body }) => {
         const client = await findClient(db, body.client_id);
-        if (!client || client.organizationId !== auth.organizationId) throw notFound('SMART client', body.client_id);
+        if (!client || client.organizationId !== auth.organizationId) throw notFound('SMART client', body.client_id, 'body.client_id');
         if (!fhirStore.read('Patient', body.patient)) {
           throw invalidContext('patient', `no synthetic patient ${body.patient} exists; list them with GET /v1/patients`);
         }

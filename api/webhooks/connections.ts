@@ -6,8 +6,8 @@ import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
 import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
 import type { ResolveHost } from '../../webhooks/targets';
+import { ownedConnection } from '../http/owned-rows';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
-import { notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 import { assertDeliverableUrl, rotateSecretField, webhookUrlField } from './target-fields';
 
@@ -73,14 +73,7 @@ function present(connection: Connection, revealSecret = false): z.input<typeof c
 
 /** Connections (the spec's per-connection tier): each may override the organization webhook URL and secret. */
 export function connectionRoutes({ db, config, resolveHost }: { db: Database; config: Config; resolveHost?: ResolveHost }) {
-  const findOwned = async (organizationId: string, id: string) => {
-    const [connection] = await db
-      .select()
-      .from(connections)
-      .where(and(eq(connections.organizationId, organizationId), eq(connections.id, id)));
-    if (!connection) throw notFound('connection', id);
-    return connection;
-  };
+  const findOwned = (organizationId: string, id: string) => ownedConnection(db, organizationId, id, 'path.connection_id');
 
   return [
     defineRoute({

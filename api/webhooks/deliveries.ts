@@ -1,15 +1,12 @@
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { DEFAULT_MOCK_EVENT, eventCatalog, findEvent } from '../../catalog/events';
 import { findScenario } from '../../catalog/scenarios';
-import { connections, type Delivery } from '../../drizzle/schema';
-import { DELIVERY_STATUSES, isTerminal } from '../../drizzle/vocabulary';
-import { asFhirJson } from '../../fhir/resource-json';
+import type { Delivery } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { idSchema, newId } from '../../platform/ids';
-import { type WorkflowClient, WorkflowClosedError } from '../../platform/workflow-client';
+import { idSchema } from '../../platform/ids';
+import { WorkflowClosedError, type WorkflowGateway } from '../../platform/workflow-gateway';
 import {
   attemptsOf,
   findDelivery,
@@ -19,7 +16,8 @@ import {
   pendingDelivery,
   recordNewDelivery,
 } from '../../webhooks/delivery-records';
-import type { WebhookEnvelope } from '../../webhooks/envelope';
+import { newDelivery } from '../../webhooks/new-delivery';
+import { DELIVERY_STATUSES, isTerminal } from '../../webhooks/vocabulary';
 import {
   cancelDeliveryUpdate,
   cannotCancel,
@@ -31,6 +29,7 @@ import {
 } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 import { acceptWork } from '../http/accepted-work';
+import { ownedConnection } from '../http/owned-rows';
 import { decodeCursor, encodeCursor, pageQuerySchema, pageSchema } from '../http/pagination';
 import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
@@ -70,7 +69,7 @@ const deliveryParams = z.object({ id: idSchema('dlv') });
 interface DeliveryRouteDependencies {
   db: Database;
   config: Config;
-  workflows: WorkflowClient;
+  workflows: WorkflowGateway;
   fhirStore: FhirStore;
 }
 
@@ -78,7 +77,7 @@ interface DeliveryRouteDependencies {
 export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: DeliveryRouteDependencies) {
   async function findOwned(organizationId: string, id: string): Promise<Delivery> {
     const delivery = await findDelivery(db, organizationId, id);
-    if (!delivery) throw notFound('delivery', id);
+    if (!delivery) throw notFound('delivery', id, 'path.id');
     return delivery;
   }
 
@@ -119,34 +118,20 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
         }
         let environment = 'sandbox';
         if (input.connection_id) {
-          const [connection] = await db
-            .select({ environment: connections.environment })
-            .from(connections)
-            .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, input.connection_id)));
-          if (!connection) throw notFound('connection', input.connection_id);
-          environment = connection.environment;
+          const where = body.connection_id ? 'body.connection_id' : 'query.connection_id';
+          environment = (await ownedConnection(db, auth.organizationId, input.connection_id, where)).environment;
         }
         // A retry with the same Idempotency-Key gets the first request's plan back (api/http/accepted-work.ts).
-        const plan = (): NewDelivery => {
-          const envelope: WebhookEnvelope = {
-            id: newId('evt'),
-            event: event.name,
-            connection_id: input.connection_id ?? null,
-            environment,
-            occurred_at: new Date().toISOString(),
-            resource: asFhirJson(event.sampleResource(fhirStore)),
-          };
-          return {
-            id: newId('dlv'),
+        const plan = (): NewDelivery =>
+          newDelivery({
             organizationId: auth.organizationId,
             connectionId: input.connection_id ?? null,
             scenarioId: input.scenario_id ?? null,
             event: event.name,
             environment,
-            envelopeBody: JSON.stringify(envelope),
-            createdAt: envelope.occurred_at,
-          };
-        };
+            occurredAt: new Date().toISOString(),
+            resource: event.sampleResource(fhirStore),
+          });
         const accepted = await acceptWork({
           res,
           plan,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Delivery, DeliveryAttempt } from '../../drizzle/schema';
-import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../../drizzle/vocabulary';
+import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, CHAOS_MODES, DELIVERY_STATUSES, TARGET_SOURCES } from '../../webhooks/vocabulary';
 import { storedJson } from '../http/json';
 
 /** How a delivery and its attempts look to partners (CONVENTIONS.md, Webhooks: delivery fields). */

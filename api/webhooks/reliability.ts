@@ -2,26 +2,30 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { reliabilityProfiles } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
-import { type ChaosProfile, chaosProfileSchema, DEFAULT_CHAOS_PROFILE } from '../../webhooks/chaos';
+import { DEFAULT_RELIABILITY_PROFILE, type ReliabilityProfile, reliabilityProfileSchema } from '../../webhooks/chaos';
 import { defineRoute } from '../http/route';
 
-const reliabilityProfileSchema = chaosProfileSchema.extend({ updated_at: z.iso.datetime().nullable() }).meta({ id: 'WebhookReliabilityProfile' });
+const storedReliabilityProfileSchema = reliabilityProfileSchema
+  .extend({ updated_at: z.iso.datetime().nullable() })
+  .meta({ id: 'WebhookReliabilityProfile' });
 
 /** Each mode may be sent in part: the fields given replace the stored ones, the rest stay. */
 const updateProfileSchema = z
   .object({
-    transient_503: chaosProfileSchema.shape.transient_503.partial().optional(),
-    slow: chaosProfileSchema.shape.slow.partial().optional(),
-    rate_limit: chaosProfileSchema.shape.rate_limit.partial().optional(),
+    transient_503: reliabilityProfileSchema.shape.transient_503.partial().optional(),
+    slow: reliabilityProfileSchema.shape.slow.partial().optional(),
+    rate_limit: reliabilityProfileSchema.shape.rate_limit.partial().optional(),
   })
   .strict()
   .meta({ id: 'UpdateWebhookReliabilityProfile' });
 
 /** The organization's chaos profile, applied by the delivery activity to every attempt. */
 export function webhookReliabilityRoutes({ db }: { db: Database }) {
-  async function load(organizationId: string): Promise<{ profile: ChaosProfile; updatedAt: Date | null }> {
+  async function load(organizationId: string): Promise<{ profile: ReliabilityProfile; updatedAt: Date | null }> {
     const [row] = await db.select().from(reliabilityProfiles).where(eq(reliabilityProfiles.organizationId, organizationId));
-    return row ? { profile: chaosProfileSchema.parse(row.profile), updatedAt: row.updatedAt } : { profile: DEFAULT_CHAOS_PROFILE, updatedAt: null };
+    return row
+      ? { profile: reliabilityProfileSchema.parse(row.profile), updatedAt: row.updatedAt }
+      : { profile: DEFAULT_RELIABILITY_PROFILE, updatedAt: null };
   }
 
   return [
@@ -32,7 +36,7 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
       summary: 'Read the chaos profile: transient 503, slow and rate-limit modes',
       tag: 'Webhooks',
       auth: 'api_key',
-      success: { status: 200, description: 'The chaos profile (all modes off by default)', schema: reliabilityProfileSchema },
+      success: { status: 200, description: 'The chaos profile (all modes off by default)', schema: storedReliabilityProfileSchema },
       handler: async ({ auth }) => {
         const { profile, updatedAt } = await load(auth.organizationId);
         return { ...profile, updated_at: updatedAt?.toISOString() ?? null };
@@ -50,11 +54,11 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
       tag: 'Webhooks',
       auth: 'api_key',
       body: updateProfileSchema,
-      success: { status: 200, description: 'The updated profile', schema: reliabilityProfileSchema },
+      success: { status: 200, description: 'The updated profile', schema: storedReliabilityProfileSchema },
       errors: [415, 422],
       handler: async ({ auth, body }) => {
         const { profile: current } = await load(auth.organizationId);
-        const profile: ChaosProfile = {
+        const profile: ReliabilityProfile = {
           transient_503: { ...current.transient_503, ...body.transient_503 },
           slow: { ...current.slow, ...body.slow },
           rate_limit: { ...current.rate_limit, ...body.rate_limit },

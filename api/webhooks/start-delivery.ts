@@ -1,5 +1,5 @@
 import type { Database } from '../../platform/database';
-import type { WorkflowClient } from '../../platform/workflow-client';
+import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { checkIn } from '../../webhooks/claim-check';
 import type { NewDelivery } from '../../webhooks/delivery-records';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../../workflows/delivery/contract';
@@ -7,11 +7,11 @@ import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 
 /**
  * Starts a new delivery's workflow, once per delivery id: starting it again (a retried request that
- * reserved the same id) attaches to the first run (WorkflowClient.startOnce). The workflow records
+ * reserved the same id) attaches to the first run (WorkflowGateway.startOnce). The workflow records
  * the delivery itself; a large envelope is stored first and the workflow carries its claim check
  * (webhooks/claim-check.ts).
  */
-export async function startDelivery(deps: { workflows: WorkflowClient; db: Database }, delivery: NewDelivery, retryScheduleMs: number[]) {
+export async function startDelivery(deps: { workflows: WorkflowGateway; db: Database }, delivery: NewDelivery, retryScheduleMs: number[]) {
   const carried = await checkIn(deps.db, delivery);
   return deps.workflows.startOnce(deliveryWorkflow, {
     workflowId: deliveryWorkflowId(delivery.id),

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Bundle, FhirResource, OperationOutcome, Patient, Provenance } from 'fhir/r4';
-import type { AggregatorQueryStatus } from '../../drizzle/vocabulary';
 import { SYNTHETIC_META, SYNTHETIC_TAG, WORLD_AS_OF } from '../../fixtures/synthetic';
 import { findSource, SOURCE_MRN_SYSTEM } from './sources';
+import type { AggregatorQueryStatus } from './vocabulary';
 import { FAILED_SOURCE_STATUSES, PURPOSE_CODES, type PurposeOfUse, SOURCE_IDS, type SourceId, type SourceStatus } from './vocabulary';
 
 /** What one source answered, as the workflow collected it. */

@@ -1,6 +1,6 @@
 /**
  * The aggregator's words, shared by the API schemas, the workflow contract and the domain code
- * (drizzle/vocabulary.ts pattern: const tuples, so zod, OpenAPI and the types come from one list).
+ * (the pattern of every domain vocabulary: const tuples, so zod, OpenAPI and the types come from one list).
  */
 
 export const SOURCE_IDS = ['hospital', 'clinic', 'lab', 'pharmacy', 'payer'] as const;
@@ -47,3 +47,11 @@ export const AGGREGATABLE_TYPES = [
   'ExplanationOfBenefit',
 ] as const;
 export type AggregatableType = (typeof AGGREGATABLE_TYPES)[number];
+
+/**
+ * An aggregator query runs until its workflow has merged every source's answer, then says how that
+ * went (docs/api/aggregator.md): `completed` when every source answered, `partial` when some
+ * failed or timed out, `failed` when none answered.
+ */
+export const AGGREGATOR_QUERY_STATUSES = ['running', 'completed', 'partial', 'failed'] as const;
+export type AggregatorQueryStatus = (typeof AGGREGATOR_QUERY_STATUSES)[number];

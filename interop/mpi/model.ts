@@ -55,8 +55,6 @@ export const FIELD_LEVELS = {
   },
 } as const satisfies Record<MatchField, Record<string, LevelProbabilities>>;
 
-export type FieldLevel<F extends MatchField = MatchField> = keyof (typeof FIELD_LEVELS)[F] | 'missing';
-
 /** log2(m/u), rounded to hundredths so breakdowns and totals agree to the digit. */
 export function levelWeight(field: MatchField, level: string): number {
   if (level === 'missing') return 0;

@@ -6,8 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
+import { loadConfig } from '../../platform/config';
 import { openDatabase } from '../../platform/database';
 import { freePort, freePortBetween } from '../../platform/free-port';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
@@ -157,7 +159,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       ServicePorts
     >;
     logger.info(`Starting Temporal ${options.binaries.version}: ${services.map((service) => service.name).join(', ')}…`);
-    for (const service of services) {
+    const startService = (service: (typeof services)[number]) => {
       const configFile = join(options.dataDir, `${service.name}.yaml`);
       writeFileSync(
         configFile,
@@ -178,7 +180,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           log: join(options.dataDir, 'logs', `${service.name}.log`),
         }),
       );
-    }
+    };
+    // The frontend alone first: the first process to start on an empty database writes the cluster's
+    // metadata record, and a second one racing it fails on the duplicate key and exits.
+    const [frontend, ...others] = services;
+    startService(frontend!);
     const deadline = started + START_TIMEOUT_MS;
     const connection = await until(deadline, processes, 'the Temporal frontend answering', () =>
       Connection.connect({ address: frontendAddress, connectTimeout: 2_000 }).then(async (connected) => {
@@ -186,6 +192,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         return connected;
       }),
     );
+    for (const service of others) startService(service);
     try {
       await until(deadline, processes, `namespace "${NAMESPACE}" registered`, async () => {
         try {
@@ -258,6 +265,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       );
     }
     const apiUrls = apis.map((api) => `http://127.0.0.1:${api.port}`);
+    const taskQueue = loadConfig(appEnvironment(workers[0] ?? 'worker')).TEMPORAL_TASK_QUEUE;
     await until(deadline, processes, 'every API answering /readyz', async () =>
       (
         await Promise.all(
@@ -272,11 +280,22 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         ? true
         : undefined,
     );
-    await until(deadline, processes, 'every worker polling', async () =>
-      processes.filter((child) => workers.includes(child.name)).every((child) => child.tail().includes('Worker polling task queue'))
-        ? true
-        : undefined,
-    );
+    // Each worker process polls under the SDK's default identity, `<pid>@<host>`.
+    const workerPids = processes.filter((child) => workers.includes(child.name)).map((child) => child.pid);
+    const pollers = await Connection.connect({ address: frontendAddress });
+    try {
+      await until(deadline, processes, 'every worker polling', async () => {
+        const { pollers: polling } = await pollers.workflowService.describeTaskQueue({
+          namespace: NAMESPACE,
+          taskQueue: { name: taskQueue },
+          taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        });
+        const identities = (polling ?? []).map((poller) => poller.identity ?? '');
+        return workerPids.every((pid) => identities.some((identity) => identity.startsWith(`${pid}@`))) ? true : undefined;
+      });
+    } finally {
+      await pollers.close();
+    }
 
     // A tenant to try the cluster with: the API processes have migrated the database by now.
     const app = await openDatabase({ databaseUrl, dataDir: options.dataDir });
@@ -293,7 +312,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       temporalVersion: options.binaries.version,
       temporalAddress: frontendAddress,
       namespace: NAMESPACE,
-      taskQueue: options.appEnvironment?.TEMPORAL_TASK_QUEUE ?? process.env.TEMPORAL_TASK_QUEUE ?? 'sandbox',
+      taskQueue,
       databaseUrl,
       temporalDatabases: { persistence: names.persistence, visibility: names.visibility },
       apiUrls,

@@ -69,6 +69,11 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     expect(observations.body.entry.every((entry: any) => entry.resource.subject.reference === `Patient/${second}`)).toBe(true);
     const everyPatient = await service.call('/fhir/R4/Patient?_summary=count', { headers: token });
     expect(everyPatient.body.total).toBe(service.fhirStore.patients().length);
+    const totalOf = async (query: string) => (await service.call(`/fhir/R4/${query}`, { headers: token })).body.total;
+    const observationsOf = (id: string) => service.fhirStore.listForPatient('Observation', id).length;
+    expect(await totalOf(`Observation?patient=${first},Patient/${second}&_summary=count`)).toBe(observationsOf(first) + observationsOf(second));
+    expect(await totalOf(`Observation?patient=${first}&subject=Patient/${second}&_summary=count`)).toBe(0);
+    expect(await totalOf(`Patient?_id=${first},${second}&_summary=count`)).toBe(2);
 
     const outOfScope = await service.call(`/fhir/R4/Condition?patient=${first}`, { headers: token });
     expect(outOfScope.status).toBe(403);
@@ -95,7 +100,21 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     expect(await seenBy(other.key)).toEqual({ active: false });
   });
 
-  it('fetches the JWK Set from the client’s jwks_uri at each assertion, so a rotated key works at once', async () => {
+  it('lets the client revoke its token, authenticating with a new assertion (RFC 7009)', async () => {
+    const { clientId, key } = await inlineClient('ES256');
+    const issued = await clientCredentials(service, await signAssertion(service, clientId, key), 'system/Patient.rs');
+    const token = bearer(issued.body.access_token);
+    expect((await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: token })).status).toBe(200);
+    const revoked = await postForm(service, '/oauth/revoke', {
+      token: issued.body.access_token,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await signAssertion(service, clientId, key),
+    });
+    expect(revoked.status).toBe(200);
+    expect((await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: token })).status).toBe(401);
+  });
+
+  it('holds the set from the client’s jwks_uri, fetches it again for a rotated key, and cannot be made to fetch it at will', async () => {
     let served = await newClientKey('ES384');
     let fetches = 0;
     const keyServer: Server = createServer((_req, res) => {
@@ -111,38 +130,65 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
       expect(client).toMatchObject({ jwks_uri: jwksUri });
       expect(fetches).toBe(0);
 
-      const first = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
-      expect(first.status).toBe(200);
+      const tokenWith = async (key: ClientKey) =>
+        clientCredentials(service, await signAssertion(service, client.client_id, key), 'system/Patient.rs');
+      expect((await tokenWith(served)).status).toBe(200);
+      expect(fetches).toBe(1);
+      expect((await tokenWith(served)).status).toBe(200);
       expect(fetches).toBe(1);
 
       const retired = served;
       served = await newClientKey('RS384');
-      const rotated = await clientCredentials(service, await signAssertion(service, client.client_id, served), 'system/Patient.rs');
-      expect(rotated.status).toBe(200);
-      const withRetiredKey = await clientCredentials(service, await signAssertion(service, client.client_id, retired), 'system/Patient.rs');
-      expectOAuthError(withRetiredKey, 401, 'invalid_client', /no key with kid/);
+      expect((await tokenWith(served)).status).toBe(200);
+      expect(fetches).toBe(2);
+      expectOAuthError(await tokenWith(retired), 401, 'invalid_client', /no key with kid/);
+      expect(fetches).toBe(3);
+
+      // A stranger naming the client with kids it does not have: one fetch for the lot, not one each.
+      const strangers = await Promise.all(
+        Array.from({ length: 10 }, async (_, index) =>
+          clientCredentials(
+            service,
+            await signAssertion(service, client.client_id, served, { header: { kid: `no-such-key-${index}` } }),
+            'system/Patient.rs',
+          ),
+        ),
+      );
+      for (const answer of strangers) expectOAuthError(answer, 401, 'invalid_client', /no key with kid/);
+      expect(fetches).toBe(4);
     } finally {
       await new Promise((resolve) => keyServer.close(resolve));
     }
   });
 
-  it('refuses a jwks_uri that answers no usable JWK Set', async () => {
+  it('refuses a jwks_uri that answers no usable JWK Set, too much, too late or elsewhere', async () => {
+    const key = await newClientKey();
     const keyServer: Server = createServer((req, res) => {
       if (req.url === '/private') {
         res.end(JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-384', kid: 'k', x: 'AA', y: 'AA', d: 'AA' }] }));
-        return;
+      } else if (req.url === '/huge') {
+        // A valid set padded past the limit, sent in pieces without a Content-Length.
+        res.write(`{ "keys": [${JSON.stringify(key.publicJwk)}], "padding": "`);
+        for (let piece = 0; piece < 100; piece += 1) res.write('x'.repeat(1024));
+        res.end('" }');
+      } else if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/private' }).end();
+      } else if (req.url === '/silent') {
+        // Never answers: the fetch gives up on its own deadline.
+      } else {
+        res.writeHead(404).end();
       }
-      res.statusCode = 404;
-      res.end();
     });
     await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
     try {
       const tenant = await service.newTenant();
-      const key = await newClientKey();
       const origin = `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}`;
       for (const [path, why] of [
         ['/missing', /answered 404/],
         ['/private', /private key material/],
+        ['/huge', /more than 65536 bytes/],
+        ['/redirect', /answered 302/],
+        ['/silent', /did not answer within 5000 ms/],
       ] as const) {
         const client = await registerBackendClient(service, tenant.key, { jwks_uri: `${origin}${path}` });
         expectOAuthError(
@@ -153,6 +199,7 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
         );
       }
     } finally {
+      keyServer.closeAllConnections();
       await new Promise((resolve) => keyServer.close(resolve));
     }
   });
@@ -311,6 +358,46 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     const patientRead = await service.call(`/fhir/R4/Patient/${patientIds[0]}`, { headers: bearer(accessToken) });
     expect(patientRead.status).toBe(403);
     expect(patientRead.body.issue[0].diagnostics).toContain('system/Patient.r');
+  });
+});
+
+describe('across API processes, and with private targets refused', () => {
+  // A second API process behind the same PUBLIC_BASE_URL (so the same token endpoint, the assertion's aud), sharing only the database, that refuses private addresses as production does.
+  let sibling: TestService;
+  beforeAll(async () => {
+    sibling = await startTestService({ PUBLIC_BASE_URL: service.baseUrl, ALLOW_PRIVATE_TARGETS: 'false' });
+  });
+  afterAll(() => sibling.stop());
+
+  it('spends a jti for every process: an assertion used at one is refused at another, and of two at once only one wins', async () => {
+    const { clientId, key } = await inlineClient('ES384');
+    const assertion = await signAssertion(service, clientId, key);
+    expect((await clientCredentials(service, assertion, 'system/Patient.rs')).status).toBe(200);
+    expectOAuthError(await clientCredentials(sibling, assertion, 'system/Patient.rs'), 401, 'invalid_client', /used already/);
+
+    const raced = await signAssertion(service, clientId, key);
+    const answers = await Promise.all([service, sibling, service, sibling].map((process) => clientCredentials(process, raced, 'system/Patient.rs')));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401, 401, 401]);
+  });
+
+  it('refuses a jwks_uri on a private address at registration, and again when fetching it', async () => {
+    const tenant = await sibling.newTenant();
+    const refused = await sibling.call('/v1/smart/clients', {
+      key: tenant.key,
+      method: 'POST',
+      body: { client_name: 'Backend', token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://127.0.0.1:9/jwks.json' },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({
+      code: 'jwks_uri_not_allowed',
+      errors: [{ path: 'body.jwks_uri', message: expect.stringContaining('private address') }],
+    });
+
+    // Registered where private targets are allowed (a developer's machine), then asserted where they are not.
+    const key = await newClientKey();
+    const client = await registerBackendClient(service, (await service.newTenant()).key, { jwks_uri: 'http://127.0.0.1:9/jwks.json' });
+    const assertion = await signAssertion(service, client.client_id, key);
+    expectOAuthError(await clientCredentials(sibling, assertion, 'system/Patient.rs'), 401, 'invalid_client', /private address/);
   });
 });
 

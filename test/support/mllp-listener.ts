@@ -1,6 +1,6 @@
 import type { Config } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
-import { createWorkflowClient } from '../../platform/workflow-client';
+import { createWorkflowGateway } from '../../platform/workflow-gateway';
 import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
 import type { TestService } from './service';
 
@@ -10,7 +10,7 @@ export async function startTestMllpListener(service: TestService, config: Partia
     {
       config: { ...service.config, ...config },
       db: service.database.db,
-      workflows: createWorkflowClient(service.temporal, service.taskQueue),
+      workflows: createWorkflowGateway(service.temporal, service.taskQueue),
       logger: createLogger('silent', { pretty: false }),
     },
     0,

@@ -3,16 +3,14 @@ import type { Client } from '@temporalio/client';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
-import { createApp } from '../../api/app';
 import { type FhirStore, loadFhirStore } from '../../fixtures/store';
 import { type Config, loadConfig } from '../../platform/config';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { createOrganization, issueApiKey } from '../../platform/organizations';
-import { VERSION } from '../../platform/version';
-import { listen } from '../../runtime/services';
+import { startProcess } from '../../runtime/process';
 import { connectTemporal } from '../../runtime/temporal';
-import { type RunningWorker, startWorker } from '../../runtime/worker';
+import type { RunningWorker } from '../../runtime/worker';
 import type { ResolveHost } from '../../webhooks/targets';
 import { freePort } from './ports';
 
@@ -21,6 +19,8 @@ export interface TestService {
   config: Config;
   database: DatabaseHandle;
   temporal: Client;
+  /** The port of the service's own MLLP listener (HL7_MLLP_PORT, a free one unless the test sets it). */
+  mllpPort: number | null;
   taskQueue: string;
   fhirStore: FhirStore;
   /** The Express app the service listens with (its router lists every route it answers). */
@@ -68,6 +68,7 @@ export async function startTestService(environment: Record<string, string> = {},
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: String(port),
+    HL7_MLLP_PORT: String(await freePort()),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     HOST: '127.0.0.1',
     DATABASE_URL: inject('databaseUrl'),
@@ -79,34 +80,29 @@ export async function startTestService(environment: Record<string, string> = {},
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'silent', { pretty: false });
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const temporal = await connectTemporal(config.TEMPORAL_ADDRESS!, config.TEMPORAL_NAMESPACE);
-  const newWorker = () =>
-    startWorker({
-      address: config.TEMPORAL_ADDRESS!,
-      config,
-      db: database.db,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      resolveHost: options.resolveHost,
-      logger,
-    });
-  let worker: RunningWorker | null = await newWorker();
   const fhirStore = loadFhirStore();
-  const app = createApp({
+  // The same process `npm start` composes (runtime/process.ts): API, MLLP listener, worker, retention Schedule.
+  const running = await startProcess({
     config,
-    db: database.db,
-    listen: database.listen,
-    temporal: temporal.client,
     logger,
-    version: VERSION,
+    database,
+    temporal,
+    temporalAddress: config.TEMPORAL_ADDRESS!,
+    roles: { api: true, worker: true },
     fhirStore,
     resolveHost: options.resolveHost,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
   });
-  const server = await listen(app, '127.0.0.1', config.PORT, 5);
+  let worker: RunningWorker | null = running.worker;
+  const server = running.server!;
+  const app = running.app!;
   const baseUrl = `http://127.0.0.1:${server.port}`;
 
   return {
     baseUrl,
     config,
     database,
+    mllpPort: running.mllp?.port ?? null,
     temporal: temporal.client,
     taskQueue,
     fhirStore,
@@ -122,9 +118,10 @@ export async function startTestService(environment: Record<string, string> = {},
       worker = null;
     },
     async startWorker() {
-      worker ??= await newWorker();
+      worker ??= await running.startWorker();
     },
     async stop() {
+      await running.mllp?.close();
       await server.close();
       await worker?.stop();
       await temporal.connection.close();

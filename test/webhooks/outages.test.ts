@@ -5,7 +5,7 @@ import { startDelivery } from '../../api/webhooks/start-delivery';
 import { mllpHandler } from '../../hl7/inject';
 import { renderTemplate } from '../../hl7/templates';
 import { createCostBudget } from '../../platform/cost-budget';
-import { createWorkflowClient } from '../../platform/workflow-client';
+import { createWorkflowGateway } from '../../platform/workflow-gateway';
 import { isFinished, tenantReceivingAt, trigger, waitForDelivery } from '../support/deliveries';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { type CallResult, startTestService, type TestService } from '../support/service';
@@ -195,7 +195,7 @@ describe('an MLLP message during a database outage', () => {
       db: service.database.db,
       startDelivery: (delivery) =>
         startDelivery(
-          { db: service.database.db, workflows: createWorkflowClient(service.temporal, service.taskQueue) },
+          { db: service.database.db, workflows: createWorkflowGateway(service.temporal, service.taskQueue) },
           delivery,
           service.config.WEBHOOK_RETRY_SCHEDULE,
         ),

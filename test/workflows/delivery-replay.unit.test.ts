@@ -57,4 +57,16 @@ describe('delivery workflow versions', () => {
     expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-cancelled-mid-attempt')).resolves.toBeUndefined();
   });
+
+  it('replays a delivery whose attempt recorded it succeeded itself, with no state step after it', async () => {
+    const recorded = history('delivery-attempt-records-success');
+    const completed = recorded.events.find((event) => event.activityTaskCompletedEventAttributes)!.activityTaskCompletedEventAttributes!;
+    const result = JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'));
+    expect(result).toMatchObject({ outcome: 'succeeded', recordedSucceeded: true });
+    const markers = recorded.events.map((event) => event.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    // Only the two patches' markers: no local activity wrote the state.
+    expect(markers).toEqual(['core_patch', 'core_patch']);
+    expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-attempt-records-success')).resolves.toBeUndefined();
+  });
 });

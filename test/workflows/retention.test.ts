@@ -11,10 +11,10 @@ import {
   smartLaunches,
   smartTokens,
 } from '../../drizzle/schema';
-import type { AttemptOutcome, DeliveryStatusValue } from '../../drizzle/vocabulary';
 import { newId } from '../../platform/ids';
 import { createLogger } from '../../platform/logger';
 import { ensureRetentionSchedule } from '../../runtime/retention-schedule';
+import type { AttemptOutcome, DeliveryStatusValue } from '../../webhooks/vocabulary';
 import { retentionWorkflow } from '../../workflows/retention/workflow';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';

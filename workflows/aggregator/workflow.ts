@@ -1,9 +1,8 @@
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
 import type { AggregatorWorkflowInput } from '../../interop/aggregator/query';
 import { SOURCE_IDS } from '../../interop/aggregator/vocabulary';
-import { deliverySearchAttributes, deliveryWorkflowId } from '../delivery/contract';
-import { deliveryWorkflow } from '../delivery/workflow';
+import { startDeliveryChild } from '../delivery/workflow';
 import type { AggregatorSummary } from './contract';
 
 const { recordAggregatorQuery, completeAggregatorQuery } = proxyActivities<SandboxActivities>({
@@ -28,12 +27,7 @@ export async function aggregatorWorkflow(input: AggregatorWorkflowInput): Promis
   const completed = await completeAggregatorQuery({ queryId: input.queryId, organizationId: input.organizationId, request: input.request, outcomes });
   if (completed.newDelivery) {
     const delivery = completed.newDelivery;
-    await startChild(deliveryWorkflow, {
-      workflowId: deliveryWorkflowId(delivery.id),
-      args: [{ deliveryId: delivery.id, retryScheduleMs: input.webhookRetryScheduleMs, newDelivery: delivery }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
-    });
+    await startDeliveryChild(delivery, input.webhookRetryScheduleMs);
   }
   return {
     queryId: input.queryId,

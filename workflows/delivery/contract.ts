@@ -1,7 +1,7 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { DeliveryStatusValue } from '../../drizzle/vocabulary';
 import type { CarriedDelivery } from '../../webhooks/claim-check';
+import type { DeliveryStatusValue } from '../../webhooks/vocabulary';
 import { ConnectionId, DeliveryStatus, EventType, OrgId, ScenarioId } from '../search-attributes';
 
 /**

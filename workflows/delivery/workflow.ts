@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -11,9 +12,9 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
 import type { CarriedDelivery } from '../../webhooks/claim-check';
+import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
 import { DeliveryStatus } from '../search-attributes';
 import {
   cancelDeliveryUpdate,
@@ -133,6 +134,13 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       // Cancelled while the attempt was in flight: its answer is in the attempt log; the delivery stays cancelled.
       if (state.status === 'cancelled') return { status: 'cancelled' as const };
       const decision = trigger === 'replay' ? decideAfterReplay(result) : decideAfterAttempt(result, retriesUsed, input.retryScheduleMs);
+      // The attempt's own write marked the row succeeded: only this run's state and search attribute follow. Decided by
+      // the recorded result, so histories from before attempts did this (no such field) replay their state step as they ran.
+      if (decision.status === 'succeeded' && result.recordedSucceeded) {
+        state = { ...state, status: 'succeeded', nextAttemptAt: null };
+        upsertSearchAttributes([{ key: DeliveryStatus, value: 'succeeded' }]);
+        return decision;
+      }
       // Date.now() in a workflow is the deterministic workflow clock.
       await setState(decision.status, decision.status === 'retrying' ? new Date(Date.now() + decision.delayMs).toISOString() : null);
       return decision;
@@ -168,11 +176,21 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
 async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
   const report = await recordExhaustedDelivery({ deliveryId: input.deliveryId });
   if (!report) return;
-  await startChild(deliveryWorkflow, {
-    workflowId: deliveryWorkflowId(report.id),
-    args: [{ deliveryId: report.id, retryScheduleMs: input.retryScheduleMs, newDelivery: report }],
-    parentClosePolicy: 'ABANDON',
-    typedSearchAttributes: deliverySearchAttributes({ ...report, status: 'pending' }),
+  await startDeliveryChild(report, input.retryScheduleMs);
+}
+
+/**
+ * Starts a delivery from inside a workflow (a scenario step, an aggregator completion, an exhausted
+ * report): a child that outlives its parent (ABANDON), so a cancelled run or a finished parent never
+ * cuts a delivery short; the same id and search attributes as a delivery the API starts.
+ */
+export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: number[], summary?: string) {
+  return startChild(deliveryWorkflow, {
+    workflowId: deliveryWorkflowId(delivery.id),
+    args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery }],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
+    ...(summary === undefined ? {} : { staticSummary: summary }),
   });
 }
 

@@ -1,8 +1,8 @@
-import type { RetentionTarget } from '../../drizzle/vocabulary';
+import type { RetentionTarget } from '../../platform/retention';
 
 /**
  * The retention workflow's contract, shared by the workflow, the worker's schedule set-up and the
- * tests: what it purges (RETENTION_TARGETS, drizzle/vocabulary.ts), with what input, and the Schedule that runs it.
+ * tests: what it purges (RETENTION_TARGETS, platform/retention.ts), with what input, and the Schedule that runs it.
  */
 
 export interface RetentionInput {

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { RETENTION_TARGETS } from '../../drizzle/vocabulary';
+import { RETENTION_TARGETS } from '../../platform/retention';
 import { DEFAULT_RETENTION_BATCH_SIZE, type RetentionCounts, type RetentionInput } from './contract';
 
 const { purgeBatch } = proxyActivities<SandboxActivities>({

@@ -1,8 +1,8 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { ScenarioRunStatus } from '../../drizzle/vocabulary';
 import type { PlannedStep } from '../../scenarios/plan';
 import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
+import type { ScenarioRunStatus } from '../../scenarios/vocabulary';
 import { ConnectionId, OrgId, ScenarioId } from '../search-attributes';
 
 /**

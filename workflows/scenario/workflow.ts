@@ -3,20 +3,17 @@ import {
   CancellationScope,
   ChildWorkflowFailure,
   condition,
-  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
-  startChild,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { isRunEnded } from '../../drizzle/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
 import type { ScenarioProgress } from '../../scenarios/run';
-import { deliverySearchAttributes, deliveryWorkflowId } from '../delivery/contract';
-import { deliveryWorkflow } from '../delivery/workflow';
+import { isRunEnded } from '../../scenarios/vocabulary';
+import { startDeliveryChild } from '../delivery/workflow';
 import {
   type AdvanceRequest,
   advanceScenarioUpdate,
@@ -151,13 +148,7 @@ export async function scenarioWorkflow(input: ScenarioWorkflowInput): Promise<Sc
       : [];
     for (const delivery of deliveries) {
       if (cancelRequested) break;
-      const child = await startChild(deliveryWorkflow, {
-        workflowId: deliveryWorkflowId(delivery.id),
-        args: [{ deliveryId: delivery.id, retryScheduleMs: input.retryScheduleMs, newDelivery: delivery }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
-        staticSummary: `${delivery.event} (scenario ${input.scenarioId}, step ${step.id})`,
-      });
+      const child = await startDeliveryChild(delivery, input.retryScheduleMs, `${delivery.event} (scenario ${input.scenarioId}, step ${step.id})`);
       progress = stepEmitted(progress, index, { event: delivery.event, delivery_id: delivery.id });
       const settled = child.result().then(
         () => true,

@@ -20,9 +20,10 @@ import { DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
 import { WORKFLOW_REFUSAL } from './workflow-refusal';
 
 /**
- * The one way the API (and any other entry point) starts and steers workflows: the task queue and
- * search attributes are set the same way everywhere, and the three ways a call can fail are typed
- * errors rather than messages to match.
+ * The workflow gateway: the one way the API (and any other entry point) starts and steers workflows,
+ * over the SDK's Client. The task queue and search attributes are set the same way everywhere, every
+ * call has a deadline, and the three ways a call can fail are typed errors rather than messages to
+ * match. (Named so it does not shadow the SDK's own WorkflowClient, which it does not replace.)
  */
 
 /** The workflow refused the request (see platform/workflow-refusal.ts); `code` is its stable reason. */
@@ -64,13 +65,13 @@ const DEADLINE_EXCEEDED = 4;
 const RESOURCE_EXHAUSTED = 8;
 const UNAVAILABLE = 14;
 
-export type WorkflowClient = ReturnType<typeof createWorkflowClient>;
+export type WorkflowGateway = ReturnType<typeof createWorkflowGateway>;
 
 /**
  * Every call gets a deadline (`callTimeoutMs`): the SDK otherwise retries an unreachable server for
  * many seconds, and an HTTP request waiting on it would hang through a Temporal restart.
  */
-export function createWorkflowClient(client: Client, taskQueue: string, options: { callTimeoutMs?: number } = {}) {
+export function createWorkflowGateway(client: Client, taskQueue: string, options: { callTimeoutMs?: number } = {}) {
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
   const withDeadline = <T>(call: () => Promise<T>) => client.withDeadline(Date.now() + callTimeoutMs, call);
 

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createWorkflowClient, WorkflowEngineUnavailableError } from '../../platform/workflow-client';
+import { createWorkflowGateway, WorkflowEngineUnavailableError } from '../../platform/workflow-gateway';
 import { advanceScenarioUpdate } from '../../workflows/scenario/contract';
 
 /**
@@ -24,7 +24,7 @@ describe('the workflow client', () => {
       details: 'limit on number of concurrent in-flight updates has been reached (10)',
       metadata: {},
     });
-    const workflows = createWorkflowClient(clientAnswering(exhausted), 'test-queue');
+    const workflows = createWorkflowGateway(clientAnswering(exhausted), 'test-queue');
     const failure = await workflows
       .updateOnce('scenario-run_x', 'advance-from-1', advanceScenarioUpdate, { fromStep: 1 })
       .catch((error: unknown) => error);
