@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { goBinDirectory } from '../../runtime/temporal-cli';
 
@@ -19,7 +19,7 @@ const SOURCE_FILES = ['go.mod', 'go.sum', 'main.go'];
  * differs): every clone on the machine, CI's fresh ones included, reuses one build of that source,
  * and a change to the source builds anew.
  */
-export function timeSkippingServerBinary(): string {
+function timeSkippingServerBinary(): string {
   if (process.env.TEMPORAL_TIME_SKIPPING_SERVER) return process.env.TEMPORAL_TIME_SKIPPING_SERVER;
   const source = createHash('sha256');
   for (const file of SOURCE_FILES) source.update(readFileSync(join(SOURCE, file)));
@@ -38,7 +38,7 @@ export function ensureTimeSkippingServer(log: (message: string) => void): string
   const started = Date.now();
   // Built under a name of its own and renamed when whole: another clone's run may be looking for it.
   const partial = `${binary}.${process.pid}.partial`;
-  mkdirSync(join(binary, '..'), { recursive: true });
+  mkdirSync(dirname(binary), { recursive: true });
   const built = spawnSync(go, ['build', '-o', partial, '.'], { cwd: SOURCE, stdio: ['ignore', 'inherit', 'inherit'] });
   if (built.status !== 0) {
     rmSync(partial, { force: true });
