@@ -196,7 +196,9 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(bundle.entry!.map(gradeOf)).toEqual(v1.entry!.map(gradeOf));
     expect(bundle.total).toBe(v1.total);
     const metadata = (await (await fetch(`${service.baseUrl}/fhir/R4/metadata`)).json()) as CapabilityStatement;
-    expect(metadata.rest![0]!.resource!.find((resource) => resource.type === 'Patient')!.operation).toEqual([
+    // Patient also lists the Bulk Data export (test/fhir/bulk-export.test.ts); $match is listed once.
+    const patientOperations = metadata.rest![0]!.resource!.find((resource) => resource.type === 'Patient')!.operation!;
+    expect(patientOperations.filter((operation) => operation.name === 'match')).toEqual([
       expect.objectContaining({ name: 'match', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-match' }),
     ]);
   });
