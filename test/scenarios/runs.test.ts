@@ -7,7 +7,7 @@ import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
 import { waitUntil } from '../support/wait';
-import { emittedOf, FAST, hasEnded, runScenario, startRun, verifiedEnvelopes, waitForRun } from './support';
+import { emittedOf, FAST, hasEnded, PENDED_THEN_APPROVED_EVENTS, runScenario, startRun, verifiedEnvelopes, waitForRun } from './support';
 
 let service: TestService;
 let receiver: TestReceiver;
@@ -67,14 +67,7 @@ describe('running the prior-authorization scenario', () => {
 
       const emitted = emittedOf(run);
       const envelopes = verifiedEnvelopes(await tenant.receiver.waitForRequests(emitted.length), tenant.secret);
-      expect(envelopes.map((envelope) => envelope.event)).toEqual([
-        'orders.service_request.placed',
-        'eligibility.check.completed',
-        'prior_auth.request.submitted',
-        'prior_auth.request.pended',
-        'prior_auth.request.approved',
-        'scheduling.appointment.booked',
-      ]);
+      expect(envelopes.map((envelope) => envelope.event)).toEqual(PENDED_THEN_APPROVED_EVENTS);
       expect(envelopes.map((envelope) => envelope.delivery_id)).toEqual(emitted.map((entry) => entry.delivery_id));
       for (const envelope of envelopes) expect(fhirErrors(envelope.resource), envelope.event).toEqual([]);
 

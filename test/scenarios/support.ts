@@ -41,6 +41,16 @@ export async function waitForRun(
   );
 }
 
+/** The events the prior-authorization scenario emits, in step order, when it pends then approves. */
+export const PENDED_THEN_APPROVED_EVENTS = [
+  'orders.service_request.placed',
+  'eligibility.check.completed',
+  'prior_auth.request.submitted',
+  'prior_auth.request.pended',
+  'prior_auth.request.approved',
+  'scheduling.appointment.booked',
+];
+
 export const hasEnded = (run: { status: string }) => run.status !== 'running';
 
 /** The envelopes a receiver got, after checking each one's signature with the tenant's secret. */

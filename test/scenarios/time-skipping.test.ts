@@ -1,8 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findScenario } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
-import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
 import { planRun } from '../../scenarios/plan';
@@ -11,25 +10,17 @@ import { scenarioWorkflowId } from '../../workflows/scenario/contract';
 import { initialProgress } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
 import { startReceiver } from '../support/receiver';
-import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, useTimeSkipping } from '../support/time-skipping';
+import { PENDED_THEN_APPROVED_EVENTS } from './support';
 
-let database: DatabaseHandle;
-let environment: TimeSkippingEnvironment;
-beforeAll(async () => {
-  database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
-  environment = await timeSkippingEnvironment(database.db);
-});
-afterAll(async () => {
-  await environment.stop();
-  await database.close();
-});
+const suite = useTimeSkipping();
 
 describe('the prior-auth scenario at realtime pace', () => {
   // P3DT9H10M of workflow time; the test's own 30 s timeout is what holds it to seconds.
   it('waits the real multi-day delays as durable timers and emits every event in order', async () => {
     const receiver = await startReceiver();
     try {
-      const organization = await createOrganization(database.db, { name: 'Time-skipping Scenario Health (synthetic)', webhookUrl: receiver.url });
+      const organization = await createOrganization(suite.db, { name: 'Time-skipping Scenario Health (synthetic)', webhookUrl: receiver.url });
       const scenario = findScenario('prior_auth_approved_after_pend')!;
       const planned = planRun({ scenario, patientId: 'syn-pat-0001', outcome: 'pended_then_approved', store: loadFhirStore() });
       if (!('plan' in planned)) throw new Error('the walkthrough patient fits the scenario');
@@ -53,7 +44,7 @@ describe('the prior-auth scenario at realtime pace', () => {
         createdAt: simulatedStart,
       };
 
-      const handle = await environment.start(scenarioWorkflow, {
+      const handle = await suite.environment.start(scenarioWorkflow, {
         workflowId: scenarioWorkflowId(runId),
         args: [
           {
@@ -72,14 +63,7 @@ describe('the prior-auth scenario at realtime pace', () => {
       const final = await handle.result();
 
       expect(final.status).toBe('completed');
-      expect(receiver.requests.map((request) => JSON.parse(request.body).event)).toEqual([
-        'orders.service_request.placed',
-        'eligibility.check.completed',
-        'prior_auth.request.submitted',
-        'prior_auth.request.pended',
-        'prior_auth.request.approved',
-        'scheduling.appointment.booked',
-      ]);
+      expect(receiver.requests.map((request) => JSON.parse(request.body).event)).toEqual(PENDED_THEN_APPROVED_EVENTS);
       const events = (await handle.fetchHistory()).events ?? [];
       const timers = events
         .filter((event) => event.timerStartedEventAttributes)

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findScenario } from '../../catalog/scenarios';
 import { loadFhirStore } from '../../fixtures/store';
-import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
 import { planRun } from '../../scenarios/plan';
@@ -10,25 +9,16 @@ import { scenarioWorkflowId } from '../../workflows/scenario/contract';
 import { initialProgress, MANUAL_RUN_IDLE_MS } from '../../workflows/scenario/policy';
 import { scenarioWorkflow } from '../../workflows/scenario/workflow';
 import { startReceiver } from '../support/receiver';
-import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, useTimeSkipping } from '../support/time-skipping';
 
 /** A manual-pace run nobody advances expires after MANUAL_RUN_IDLE_MS (a day), on the time-skipping server. */
-let database: DatabaseHandle;
-let environment: TimeSkippingEnvironment;
-beforeAll(async () => {
-  database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
-  environment = await timeSkippingEnvironment(database.db);
-});
-afterAll(async () => {
-  await environment.stop();
-  await database.close();
-});
+const suite = useTimeSkipping();
 
 describe('a manual-pace scenario run', () => {
   it('expires after a day without an advance, having emitted only its first step', async () => {
     const receiver = await startReceiver();
     try {
-      const organization = await createOrganization(database.db, { name: 'Idle Manual Run Health (synthetic)', webhookUrl: receiver.url });
+      const organization = await createOrganization(suite.db, { name: 'Idle Manual Run Health (synthetic)', webhookUrl: receiver.url });
       const scenario = findScenario('prior_auth_approved_after_pend')!;
       const planned = planRun({ scenario, patientId: 'syn-pat-0001', outcome: 'pended_then_approved', store: loadFhirStore() });
       if (!('plan' in planned)) throw new Error('the walkthrough patient fits the scenario');
@@ -36,7 +26,7 @@ describe('a manual-pace scenario run', () => {
       const runId = newId('run');
       const pace: ScenarioPace = { mode: 'manual', time_scale: null };
       const simulatedStart = new Date().toISOString();
-      const handle = await environment.start(scenarioWorkflow, {
+      const handle = await suite.environment.start(scenarioWorkflow, {
         workflowId: scenarioWorkflowId(runId),
         args: [
           {

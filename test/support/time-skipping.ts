@@ -3,9 +3,9 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Workflow } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createActivities } from '../../activities';
-import type { Database } from '../../platform/database';
+import { type Database, type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { ensureSearchAttributes } from '../../runtime/temporal';
 import { installQuietRuntime } from '../../runtime/worker';
@@ -67,6 +67,28 @@ export async function timeSkippingEnvironment(db: Database): Promise<TimeSkippin
       await connection.close();
     },
   };
+}
+
+/** What a test file on the time-skipping server works with, filled in before its tests run. */
+export interface TimeSkippingSuite {
+  db: Database;
+  environment: TimeSkippingEnvironment;
+}
+
+/** Opens the run's database and a time-skipping environment on it for the file's tests, and closes both after them. */
+export function useTimeSkipping(): TimeSkippingSuite {
+  const suite = {} as TimeSkippingSuite;
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
+    suite.db = database.db;
+    suite.environment = await timeSkippingEnvironment(database.db);
+  });
+  afterAll(async () => {
+    await suite.environment?.stop();
+    await database?.close();
+  });
+  return suite;
 }
 
 /** A protobuf duration from a workflow's history (a timer's length, say) in milliseconds. */

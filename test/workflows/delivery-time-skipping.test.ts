@@ -1,6 +1,5 @@
 import type { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type DatabaseHandle, openDatabase } from '../../platform/database';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../platform/retry-schedule';
@@ -8,18 +7,9 @@ import { attemptsOf } from '../../webhooks/delivery-records';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 import { startReceiver } from '../support/receiver';
-import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, useTimeSkipping } from '../support/time-skipping';
 
-let database: DatabaseHandle;
-let environment: TimeSkippingEnvironment;
-beforeAll(async () => {
-  database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
-  environment = await timeSkippingEnvironment(database.db);
-});
-afterAll(async () => {
-  await environment.stop();
-  await database.close();
-});
+const suite = useTimeSkipping();
 
 const instant = (event: temporal.api.history.v1.IHistoryEvent) =>
   Number(event.eventTime?.seconds ?? 0) * 1000 + Math.round((event.eventTime?.nanos ?? 0) / 1e6);
@@ -29,7 +19,7 @@ describe('the delivery workflow on the real default schedule', () => {
   it('waits 30 s, 2 min, 10 min and 30 min of workflow time between five failed attempts, then fails', async () => {
     const receiver = await startReceiver(() => ({ status: 503 }));
     try {
-      const organization = await createOrganization(database.db, { name: 'Time-skipping Health (synthetic)', webhookUrl: receiver.url });
+      const organization = await createOrganization(suite.db, { name: 'Time-skipping Health (synthetic)', webhookUrl: receiver.url });
       const id = newId('dlv');
       const newDelivery = {
         id,
@@ -42,7 +32,7 @@ describe('the delivery workflow on the real default schedule', () => {
         createdAt: new Date().toISOString(),
       };
 
-      const handle = await environment.start(deliveryWorkflow, {
+      const handle = await suite.environment.start(deliveryWorkflow, {
         workflowId: deliveryWorkflowId(id),
         args: [{ deliveryId: id, retryScheduleMs: [...DEFAULT_RETRY_SCHEDULE_MS], newDelivery }],
       });
@@ -51,7 +41,7 @@ describe('the delivery workflow on the real default schedule', () => {
       expect(final).toMatchObject({ status: 'failed', attemptsMade: 5 });
       // Its `webhook.delivery.exhausted` report goes to the same receiver, as a delivery of its own.
       expect(receiver.requests.filter((request) => request.headers['x-service-delivery-id'] === id)).toHaveLength(5);
-      expect((await attemptsOf(database.db, [id])).get(id)!.map((attempt) => [attempt.trigger, attempt.outcome])).toEqual([
+      expect((await attemptsOf(suite.db, [id])).get(id)!.map((attempt) => [attempt.trigger, attempt.outcome])).toEqual([
         ['initial', 'failed'],
         ...DEFAULT_RETRY_SCHEDULE_MS.map(() => ['retry', 'failed']),
       ]);

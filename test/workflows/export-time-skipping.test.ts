@@ -1,32 +1,22 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bulkExportFiles, bulkExports, reliabilityProfiles } from '../../drizzle/schema';
 import type { ExportRequest } from '../../interop/bulk-export/request';
-import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
 import { DEFAULT_RELIABILITY_PROFILE } from '../../webhooks/chaos';
 import { exportWorkflowId } from '../../workflows/export/contract';
 import { exportWorkflow } from '../../workflows/export/workflow';
-import { durationMillis, type TimeSkippingEnvironment, timeSkippingEnvironment } from '../support/time-skipping';
+import { durationMillis, useTimeSkipping } from '../support/time-skipping';
 
-let database: DatabaseHandle;
-let environment: TimeSkippingEnvironment;
-beforeAll(async () => {
-  database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
-  environment = await timeSkippingEnvironment(database.db);
-});
-afterAll(async () => {
-  await environment.stop();
-  await database.close();
-});
+const suite = useTimeSkipping();
 
 describe('the bulk export workflow with the slow chaos at its longest', () => {
   // 10 minutes of workflow time before each of three types; the test's own 30 s timeout holds it to seconds.
   it('waits its durable 10-minute timer before each type, writes every type, and ends completed with its expiry', async () => {
-    const organization = await createOrganization(database.db, { name: 'Time-skipping Export Health (synthetic)', webhookUrl: null });
+    const organization = await createOrganization(suite.db, { name: 'Time-skipping Export Health (synthetic)', webhookUrl: null });
     const delayMs = 600_000;
-    await database.db.insert(reliabilityProfiles).values({
+    await suite.db.insert(reliabilityProfiles).values({
       organizationId: organization.id,
       profile: { ...DEFAULT_RELIABILITY_PROFILE, bulk_export: { ...DEFAULT_RELIABILITY_PROFILE.bulk_export, slow: { rate: 1, delay_ms: delayMs } } },
     });
@@ -41,7 +31,7 @@ describe('the bulk export workflow with the slow chaos at its longest', () => {
     };
     const exportId = newId('exp');
     const transactionTime = new Date();
-    await database.db.insert(bulkExports).values({
+    await suite.db.insert(bulkExports).values({
       id: exportId,
       organizationId: organization.id,
       status: 'running',
@@ -51,16 +41,16 @@ describe('the bulk export workflow with the slow chaos at its longest', () => {
       expiresAt: new Date(transactionTime.getTime() + 7 * 24 * 3_600_000),
     });
 
-    const handle = await environment.start(exportWorkflow, {
+    const handle = await suite.environment.start(exportWorkflow, {
       workflowId: exportWorkflowId(exportId),
       args: [{ exportId, organizationId: organization.id, fileLifetimeHours: 24 }],
     });
     expect(await handle.result()).toBe('completed');
 
-    const [row] = await database.db.select().from(bulkExports).where(eq(bulkExports.id, exportId));
+    const [row] = await suite.db.select().from(bulkExports).where(eq(bulkExports.id, exportId));
     expect(row).toMatchObject({ status: 'completed', typesWritten: types, error: null });
     expect(row!.expiresAt.getTime() - row!.completedAt!.getTime()).toBe(24 * 3_600_000);
-    const files = await database.db
+    const files = await suite.db
       .select({ resourceType: bulkExportFiles.resourceType })
       .from(bulkExportFiles)
       .where(eq(bulkExportFiles.exportId, exportId));
