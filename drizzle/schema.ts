@@ -1,4 +1,5 @@
 import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { PAYLOAD_CONTENTS, PAYLOAD_MIME_TYPES, SUBSCRIPTION_STATUSES } from '../fhir/subscriptions/vocabulary';
 import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
 import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
 import { EXPORT_FILE_KINDS, EXPORT_STATUSES } from '../interop/bulk-export/vocabulary';
@@ -465,3 +466,60 @@ export const bulkExportFiles = pgTable(
 
 export type BulkExport = typeof bulkExports.$inferSelect;
 export type BulkExportFile = typeof bulkExportFiles.$inferSelect;
+
+/**
+ * FHIR Subscriptions (R4 Subscriptions Backport, docs/api/fhir-subscriptions.md): what each one honours,
+ * normalised from the resource its organization POSTed, and its state. Its workflow,
+ * `subscription-<id>`, runs the handshake and the heartbeats; a DELETE turns it `off` and stamps
+ * `deleted_at` (the row stays, so the deliveries sent for it keep their subscription).
+ */
+export const fhirSubscriptions = pgTable(
+  'fhir_subscriptions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: SUBSCRIPTION_STATUSES }).notNull(),
+    topic: text('topic').notNull(),
+    /** The filters (fhir/subscriptions/request.ts SubscriptionFilter): name, value, and the text the client wrote. */
+    filters: jsonb('filters').$type<{ name: string; value: string; text: string }[]>().notNull(),
+    endpoint: text('endpoint').notNull(),
+    /** `channel.header` values, sent as HTTP headers with every notification (they may hold the partner's credentials: never logged). */
+    headers: jsonb('headers').$type<string[]>().notNull(),
+    payloadMime: text('payload_mime', { enum: PAYLOAD_MIME_TYPES }).notNull(),
+    content: text('content', { enum: PAYLOAD_CONTENTS }).notNull(),
+    heartbeatSeconds: integer('heartbeat_seconds'),
+    reason: text('reason').notNull(),
+    endAt: timestamp('end_at', { withTimezone: true, mode: 'date' }),
+    /** Events notified since the subscription started (the backport's events-since-subscription-start): each event takes the next number. */
+    eventsSinceStart: integer('events_since_start').notNull().default(0),
+    /** Why it is in `error`: the handshake or a notification that failed for good. */
+    error: text('error'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('fhir_subscriptions_organization_idx').on(table.organizationId, table.topic, table.status)],
+);
+
+/**
+ * Each event notified to a subscription, once: its number and the delivery that carries it. A
+ * notifying step that runs again (a retried activity) finds its events here and sends nothing twice.
+ */
+export const subscriptionEvents = pgTable(
+  'subscription_events',
+  {
+    subscriptionId: text('subscription_id')
+      .notNull()
+      .references(() => fhirSubscriptions.id, { onDelete: 'cascade' }),
+    /** The caller's key for the event (its workflow and step), unique per subscription. */
+    eventKey: text('event_key').notNull(),
+    eventNumber: integer('event_number').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.subscriptionId, table.eventKey] })],
+);
+
+export type FhirSubscription = typeof fhirSubscriptions.$inferSelect;

@@ -264,6 +264,39 @@ function holds(value: unknown, pattern: unknown): boolean {
 }
 
 /**
+ * The instances of a parent element, as objects. A primitive's extensions live beside it in JSON
+ * (`payload` and `_payload`), so a present primitive's parent is its `_name` object (empty without one).
+ */
+function parentsOf(resource: object, segments: string[]): Record<string, unknown>[] {
+  const direct = evalFhirPath(segments.join('.'), resource);
+  if (direct.every((value) => value !== null && typeof value === 'object')) return direct as Record<string, unknown>[];
+  const name = segments.at(-1)!;
+  return evalFhirPath(segments.slice(0, -1).join('.'), resource).flatMap((holder) => {
+    if (!holder || typeof holder !== 'object') return [];
+    const values = [(holder as Record<string, unknown>)[name]].flat();
+    const extensions = [(holder as Record<string, unknown>)[`_${name}`]].flat();
+    return values.filter((value) => value !== undefined).map((_, index) => (extensions[index] ?? {}) as Record<string, unknown>);
+  });
+}
+
+/**
+ * Medplum compares a primitive that carries extensions (a `_name` beside it) with its pattern as an
+ * object, so the pattern never matches: such an error is dropped when the value itself holds the
+ * pattern, which is what the profile asks.
+ */
+function falsePrimitivePattern(resource: object, profile: StructureDefinition, expression: string | undefined, text: string): boolean {
+  if (!expression || text !== 'Value did not match expected pattern') return false;
+  const element = profile.snapshot?.element?.find((candidate) => candidate.path === expression && !candidate.id?.includes(':'));
+  const pattern = Object.entries(element ?? {}).find(([key]) => key.startsWith('pattern') || key.startsWith('fixed'))?.[1];
+  const segments = expression.split('.');
+  const name = segments.at(-1)!;
+  if (pattern === undefined || typeof pattern === 'object') return false;
+  return evalFhirPath(segments.slice(0, -1).join('.'), resource).some(
+    (holder) => !!holder && typeof holder === 'object' && `_${name}` in holder && (holder as Record<string, unknown>)[name] === pattern,
+  );
+}
+
+/**
  * A profile's elements below the resource's own (`Claim.item.category`, `Claim.careTeam.extension:careTeamClaimScope`),
  * per parent instance: cardinality, extension slices counted by url, fixed and pattern values, the profile's own invariants.
  * The contents of named slices other than extensions (`Claim.supportingInfo:PatientEvent.timing[x]`) are not checked.
@@ -284,8 +317,7 @@ function nestedChecks(resource: object, profile: StructureDefinition, result: Fh
     );
     const choice = name.endsWith('[x]');
     if (min === 0 && max === Number.POSITIVE_INFINITY && !pattern && invariants.length === 0 && !choice) continue;
-    for (const parent of evalFhirPath(segments.slice(0, -1).join('.'), resource)) {
-      if (!parent || typeof parent !== 'object') continue;
+    for (const parent of parentsOf(resource, segments.slice(0, -1))) {
       const present = childValues(parent as Record<string, unknown>, name);
       const allowedTypes = (element.type ?? []).map((type) => type.code.charAt(0).toUpperCase() + type.code.slice(1));
       for (const { type } of present) {
@@ -309,6 +341,32 @@ function nestedChecks(resource: object, profile: StructureDefinition, result: Fh
           }
           if (outcome.length > 0 && outcome[0] !== true) result.errors.push(`${element.id}: invariant ${invariant.key} fails: ${invariant.human}`);
         }
+      }
+    }
+  }
+}
+
+/**
+ * Fixed and pattern values a profile puts on the value of one of its extension slices
+ * (`Subscription.channel.payload.extension:content.value[x]:valueCode` = `full-resource`), which
+ * nestedChecks, counting slices, leaves aside.
+ */
+function extensionValueChecks(resource: object, profile: StructureDefinition, result: FhirValidation): void {
+  const elements = profile.snapshot?.element ?? [];
+  for (const element of elements) {
+    const match = /^(.+)\.extension:([^.:]+)\.value\[x\](?::(value\w+))?$/.exec(element.id ?? '');
+    const [patternKey, pattern] = Object.entries(element).find(([key]) => key.startsWith('pattern') || key.startsWith('fixed')) ?? [];
+    // On a slice's extension (`Claim.careTeam:X.extension:Y`) it would need the slice's members: not evaluated, as in nestedChecks.
+    if (!match || pattern === undefined || match[1]!.includes(':')) continue;
+    const [, parentId, sliceName, valueKey] = match;
+    const slice = elements.find((candidate) => candidate.id === `${parentId}.extension:${sliceName}`);
+    const url = canonical(slice?.type?.[0]?.profile?.[0] ?? '');
+    for (const parent of parentsOf(resource, parentId!.split('.'))) {
+      for (const extension of [parent.extension].flat() as { url?: string; [key: string]: unknown }[]) {
+        if (!extension || extension.url !== url) continue;
+        const value = valueKey ? extension[valueKey] : Object.entries(extension).find(([key]) => key.startsWith('value'))?.[1];
+        if (value !== undefined && !holds(value, pattern))
+          result.errors.push(`${element.id}: ${describe(value)} does not match its ${patternKey} ${describe(pattern)}`);
       }
     }
   }
@@ -363,6 +421,7 @@ function medplumIssues(resource: object, profile: StructureDefinition | undefine
     const text = issue.details?.text ?? 'invalid';
     // Medplum reads a Bundle-internal `urn:uuid:` reference's text before the first `/` as a resource type; the reference is fine.
     if (issue.severity === 'warning' && text.startsWith('Invalid reference: got "urn:')) continue;
+    if (profile && issue.severity === 'error' && falsePrimitivePattern(resource, profile, issue.expression?.[0], text)) continue;
     const line = `${label}${issue.expression?.[0] ?? ''}: ${text}`;
     if (issue.severity === 'error' || issue.severity === 'fatal') result.errors.push(line);
     else result.warnings.push(line);
@@ -393,6 +452,7 @@ export function validateFhir(resource: object): FhirValidation {
       }
       medplumIssues(held, profile.adjusted, `${label}[${profile.original.name}] `, result);
       nestedChecks(held, profile.original, result);
+      extensionValueChecks(held, profile.original, result);
       profileChecks(held, profile.original, result);
     }
   }
