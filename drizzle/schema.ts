@@ -1,5 +1,5 @@
 import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { PAYLOAD_CONTENTS, PAYLOAD_MIME_TYPES, SUBSCRIPTION_STATUSES } from '../fhir/subscriptions/vocabulary';
+import { NOTIFICATION_TYPES, PAYLOAD_CONTENTS, PAYLOAD_MIME_TYPES, SUBSCRIPTION_STATUSES } from '../fhir/subscriptions/vocabulary';
 import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
 import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
 import { EXPORT_FILE_KINDS, EXPORT_STATUSES } from '../interop/bulk-export/vocabulary';
@@ -136,6 +136,8 @@ export const deliveries = pgTable(
     hl7ControlId: text('hl7_control_id'),
     /** For a `webhook.delivery.exhausted` delivery: the delivery that failed for good (one report per failure). */
     sourceDeliveryId: text('source_delivery_id').references((): AnyPgColumn => deliveries.id, { onDelete: 'set null' }),
+    /** The FHIR Subscription this delivery notifies (its endpoint, headers and MIME type are the target), when one does. */
+    subscriptionId: text('subscription_id').references((): AnyPgColumn => fhirSubscriptions.id),
     /** The scenario run and step that emitted this delivery, when a run did. */
     runId: text('run_id'),
     stepId: text('step_id'),
@@ -504,22 +506,25 @@ export const fhirSubscriptions = pgTable(
 );
 
 /**
- * Each event notified to a subscription, once: its number and the delivery that carries it. A
- * notifying step that runs again (a retried activity) finds its events here and sends nothing twice.
+ * Each notification a subscription was sent, once: its type, the event number of an event, and the
+ * delivery that carries it. A step that runs again (a retried activity) finds its notification here
+ * and sends nothing twice.
  */
-export const subscriptionEvents = pgTable(
-  'subscription_events',
+export const subscriptionNotifications = pgTable(
+  'subscription_notifications',
   {
     subscriptionId: text('subscription_id')
       .notNull()
       .references(() => fhirSubscriptions.id, { onDelete: 'cascade' }),
-    /** The caller's key for the event (its workflow and step), unique per subscription. */
-    eventKey: text('event_key').notNull(),
-    eventNumber: integer('event_number').notNull(),
+    /** The sender's key for it (`handshake`, `heartbeat-3`, an event's workflow and step), unique per subscription. */
+    noticeKey: text('notice_key').notNull(),
+    type: text('type', { enum: NOTIFICATION_TYPES }).notNull(),
+    /** An event's number (events-since-subscription-start once it is counted); null for a handshake or heartbeat. */
+    eventNumber: integer('event_number'),
     deliveryId: text('delivery_id').notNull(),
     createdAt: createdAt(),
   },
-  (table) => [primaryKey({ columns: [table.subscriptionId, table.eventKey] })],
+  (table) => [primaryKey({ columns: [table.subscriptionId, table.noticeKey] })],
 );
 
 export type FhirSubscription = typeof fhirSubscriptions.$inferSelect;

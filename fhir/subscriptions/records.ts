@@ -1,9 +1,9 @@
 import { and, asc, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { typeid } from 'typeid-js';
-import { type FhirSubscription, fhirSubscriptions, subscriptionEvents } from '../../drizzle/schema';
+import { type FhirSubscription, fhirSubscriptions, subscriptionNotifications } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import type { SubscriptionRequest } from './request';
-import type { SubscriptionStatusValue } from './vocabulary';
+import type { NotificationType, SubscriptionStatusValue } from './vocabulary';
 
 /**
  * The owner of `fhir_subscriptions` and `subscription_events`: every read and write of a subscription
@@ -144,44 +144,55 @@ export async function activeSubscriptions(db: Database, organizationId: string, 
     .orderBy(asc(fhirSubscriptions.id));
 }
 
-export interface SubscriptionEvent {
-  eventNumber: number;
+export interface SubscriptionNotice {
+  type: NotificationType;
+  /** An event's number among the subscription's events; null for a handshake or heartbeat. */
+  eventNumber: number | null;
   deliveryId: string;
-  /** When the event was numbered: the notification's event timestamp. */
+  /** When it was first recorded: the event's timestamp and the notification's. */
   createdAt: Date;
 }
 
 /**
- * The event `eventKey` of a subscription: numbered once, taking the next events-since-start number
- * and the delivery id given, in one transaction; asked again (a retried step), it answers as first
- * recorded.
+ * The notification `noticeKey` of a subscription, recorded once with the delivery id given; an
+ * event also takes the next events-since-start number, in the same transaction. Asked again (a
+ * retried step), it answers as first recorded.
  */
-export async function numberEvent(db: Database, subscriptionId: string, eventKey: string, deliveryId: string): Promise<SubscriptionEvent> {
+export async function recordNotice(
+  db: Database,
+  subscriptionId: string,
+  noticeKey: string,
+  type: NotificationType,
+  deliveryId: string,
+): Promise<SubscriptionNotice> {
+  const keyed = and(eq(subscriptionNotifications.subscriptionId, subscriptionId), eq(subscriptionNotifications.noticeKey, noticeKey));
   const recorded = () =>
     db
-      .select({ eventNumber: subscriptionEvents.eventNumber, deliveryId: subscriptionEvents.deliveryId, createdAt: subscriptionEvents.createdAt })
-      .from(subscriptionEvents)
-      .where(and(eq(subscriptionEvents.subscriptionId, subscriptionId), eq(subscriptionEvents.eventKey, eventKey)));
+      .select({
+        type: subscriptionNotifications.type,
+        eventNumber: subscriptionNotifications.eventNumber,
+        deliveryId: subscriptionNotifications.deliveryId,
+        createdAt: subscriptionNotifications.createdAt,
+      })
+      .from(subscriptionNotifications)
+      .where(keyed);
   const [existing] = await recorded();
   if (existing) return existing;
   await db.transaction(async (tx) => {
-    // The key first: a concurrent execution waits on it, then finds it taken and numbers nothing.
+    // The key first: a concurrent execution waits on it, then finds it taken and counts nothing.
     const [claimed] = await tx
-      .insert(subscriptionEvents)
-      .values({ subscriptionId, eventKey, eventNumber: 0, deliveryId })
+      .insert(subscriptionNotifications)
+      .values({ subscriptionId, noticeKey, type, deliveryId })
       .onConflictDoNothing()
-      .returning({ eventKey: subscriptionEvents.eventKey });
-    if (!claimed) return;
+      .returning({ noticeKey: subscriptionNotifications.noticeKey });
+    if (!claimed || type !== 'event-notification') return;
     const [counted] = await tx
       .update(fhirSubscriptions)
       .set({ eventsSinceStart: sql`${fhirSubscriptions.eventsSinceStart} + 1` })
       .where(eq(fhirSubscriptions.id, subscriptionId))
       .returning({ eventNumber: fhirSubscriptions.eventsSinceStart });
-    await tx
-      .update(subscriptionEvents)
-      .set({ eventNumber: counted!.eventNumber })
-      .where(and(eq(subscriptionEvents.subscriptionId, subscriptionId), eq(subscriptionEvents.eventKey, eventKey)));
+    await tx.update(subscriptionNotifications).set({ eventNumber: counted!.eventNumber }).where(keyed);
   });
-  const [event] = await recorded();
-  return event!;
+  const [notice] = await recorded();
+  return notice!;
 }

@@ -233,7 +233,7 @@ function identifierParts(text: string): { system: string | null; value: string }
 }
 
 /** Whether an event whose focus names these organization identifiers passes every filter (the backport ANDs them). */
-export function filtersMatch(filters: readonly Pick<SubscriptionFilter, 'name' | 'value'>[], orgIdentifiers: readonly string[]): boolean {
+export function filtersMatch(filters: readonly Pick<SubscriptionFilter, 'value'>[], orgIdentifiers: readonly string[]): boolean {
   const identifiers = orgIdentifiers.map(identifierParts);
   return filters.every((filter) => {
     const wanted = identifierParts(filter.value);

@@ -127,10 +127,10 @@ describe('reading a Subscription a partner POSTs', () => {
 
   it('matches filters against the focus organization’s identifiers: a value alone matches any system', () => {
     const npi = 'http://hl7.org/fhir/sid/us-npi|1234567893';
-    expect(filtersMatch([{ name: 'org-identifier', value: '1234567893' }], [npi])).toBe(true);
-    expect(filtersMatch([{ name: 'org-identifier', value: npi }], [npi])).toBe(true);
-    expect(filtersMatch([{ name: 'org-identifier', value: 'http://other|1234567893' }], [npi])).toBe(false);
-    expect(filtersMatch([{ name: 'org-identifier', value: '999' }], [npi])).toBe(false);
+    expect(filtersMatch([{ value: '1234567893' }], [npi])).toBe(true);
+    expect(filtersMatch([{ value: npi }], [npi])).toBe(true);
+    expect(filtersMatch([{ value: 'http://other|1234567893' }], [npi])).toBe(false);
+    expect(filtersMatch([{ value: '999' }], [npi])).toBe(false);
     expect(filtersMatch([], [])).toBe(true);
   });
 });
