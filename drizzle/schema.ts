@@ -1,4 +1,5 @@
-import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { AUTHORIZATION_DECISIONS, PRIOR_AUTH_OUTCOMES } from '../claims/pas/vocabulary';
 import { NOTIFICATION_TYPES, PAYLOAD_CONTENTS, PAYLOAD_MIME_TYPES, SUBSCRIPTION_STATUSES } from '../fhir/subscriptions/vocabulary';
 import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
 import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
@@ -468,6 +469,86 @@ export const bulkExportFiles = pgTable(
 
 export type BulkExport = typeof bulkExports.$inferSelect;
 export type BulkExportFile = typeof bulkExportFiles.$inferSelect;
+
+/**
+ * One prior authorization a partner asked for with Da Vinci PAS `$submit`, found by its
+ * organization and the Claim's business identifier. Its workflow decides it (claims/pas/): `state`
+ * is each item's review action and the authorization number, `response` the PAS response Bundle as
+ * last answered. Written only by claims/pas/authorization-records.ts.
+ */
+export const priorAuthorizations = pgTable(
+  'prior_authorizations',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The Claim's business identifier as `system|value`. */
+    claimKey: text('claim_key').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    payerId: text('payer_id').notNull(),
+    expedited: boolean('expedited').notNull(),
+    /** The outcome the partner chose (header, test member id or organization default); null: the payer rules decide. */
+    requestedOutcome: text('requested_outcome', { enum: PRIOR_AUTH_OUTCOMES }),
+    /** How it was chosen: `header`, `member_id`, `organization` or `payer_rules`. */
+    outcomeSource: text('outcome_source').notNull(),
+    decision: text('decision', { enum: AUTHORIZATION_DECISIONS }),
+    /** The requesting provider's identifiers (`system|value`): the Subscription topic's org-identifier filter. */
+    providerIdentifiers: jsonb('provider_identifiers').$type<string[]>().notNull(),
+    /** Per item: review action, quantity, cancelled (claims/pas/decision.ts); null until assessed. */
+    state: jsonb('state'),
+    /** The PAS response Bundle as last answered; null until assessed. */
+    response: jsonb('response'),
+    /** When a pended decision is due (real time at the organization's pace); null otherwise. */
+    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** When its workflow ended (no update can follow). */
+    closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
+    /** When the retention Schedule deletes it: a while after it closes (or, never started, after its submission). */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    uniqueIndex('prior_authorizations_claim_idx').on(table.organizationId, table.claimKey),
+    index('prior_authorizations_expires_at_idx').on(table.expiresAt),
+  ],
+);
+
+/**
+ * Each PAS request of an authorization, the first and every claim update, as received (after the
+ * privacy guard): the workflow reads them by id, so no patient content rides in its input.
+ */
+export const priorAuthSubmissions = pgTable(
+  'prior_auth_submissions',
+  {
+    id: text('id').primaryKey(),
+    authorizationId: text('authorization_id')
+      .notNull()
+      .references(() => priorAuthorizations.id, { onDelete: 'cascade' }),
+    /** The request Bundle. */
+    request: jsonb('request').notNull(),
+    /** What the payer reads from it (claims/pas/request.ts). */
+    summary: jsonb('summary').notNull(),
+    /** When the workflow applied it (a retried step finds it applied). */
+    appliedAt: timestamp('applied_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (table) => [index('prior_auth_submissions_authorization_idx').on(table.authorizationId, table.createdAt)],
+);
+
+/** An organization's sandbox settings for its PAS submissions: the pace pended decisions move at, and an outcome for all. */
+export const priorAuthSettings = pgTable('prior_auth_settings', {
+  organizationId: text('organization_id')
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: 'cascade' }),
+  /** `{ mode, time_scale }`, as scenario runs have it. */
+  pace: jsonb('pace').notNull(),
+  outcome: text('outcome', { enum: PRIOR_AUTH_OUTCOMES }),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export type PriorAuthorization = typeof priorAuthorizations.$inferSelect;
+export type PriorAuthSubmission = typeof priorAuthSubmissions.$inferSelect;
 
 /**
  * FHIR Subscriptions (R4 Subscriptions Backport, docs/api/fhir-subscriptions.md): what each one honours,
