@@ -224,6 +224,7 @@ export function pendingDelivery(delivery: NewDelivery): Delivery {
     ...delivery,
     hl7ControlId: delivery.hl7ControlId ?? null,
     sourceDeliveryId: delivery.sourceDeliveryId ?? null,
+    subscriptionId: delivery.subscriptionId ?? null,
     runId: delivery.runId ?? null,
     stepId: delivery.stepId ?? null,
     status: 'pending',

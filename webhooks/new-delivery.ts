@@ -16,6 +16,8 @@ export interface NewDelivery {
   hl7ControlId?: string | null;
   /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
   sourceDeliveryId?: string | null;
+  /** The FHIR Subscription it notifies (subscription notifications only): its endpoint is the target. */
+  subscriptionId?: string | null;
   /** The scenario run and step that emitted it (scenario runs only). */
   runId?: string | null;
   stepId?: string | null;
@@ -44,6 +46,7 @@ export interface DeliveryRequest {
   stepId?: string | null;
   hl7ControlId?: string | null;
   sourceDeliveryId?: string | null;
+  subscriptionId?: string | null;
 }
 
 /**
