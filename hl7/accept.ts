@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
 import type { Database } from '../platform/database';
-import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import { newDelivery } from '../webhooks/new-delivery';
+import { recordNewDelivery } from '../webhooks/delivery-records';
+import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 import { processHl7OffLoop } from './off-loop';
 import type { PortableHl7Outcome } from './portable-outcome';
 import type { Hl7ConformanceMode } from './vocabulary';
