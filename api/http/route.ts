@@ -7,7 +7,7 @@ import { ApiProblem, invalidFields, type RequestPart, validationProblem } from '
 
 /**
  * One definition per operation: its zod schemas validate the request, type the handler and
- * produce the OpenAPI document (api/openapi.ts), so the three cannot drift apart.
+ * produce the OpenAPI document (api/http/openapi.ts), so the three cannot drift apart.
  */
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
