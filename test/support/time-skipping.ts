@@ -5,6 +5,7 @@ import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createActivities } from '../../activities';
+import type { FocusReader } from '../../activities/subscriptions';
 import { type Database, type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { ensureSearchAttributes } from '../../runtime/temporal';
@@ -29,8 +30,18 @@ export interface TimeSkippingEnvironment {
   stop(): Promise<void>;
 }
 
-/** A client and a worker running `activities` on the run's shared time-skipping server. */
-export async function timeSkippingEnvironment(activities: object): Promise<TimeSkippingEnvironment> {
+/** The base URL the worker's activities name FHIR resources under (subscription notifications). */
+export const TIME_SKIPPING_BASE_URL = 'http://sandbox.test';
+
+/** A client and a worker (the real activities, on `db`) on the run's shared time-skipping server. */
+export function timeSkippingEnvironment(db: Database, options: { readFocus?: FocusReader } = {}): Promise<TimeSkippingEnvironment> {
+  return timeSkippingEnvironmentWith(
+    createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000, publicBaseUrl: TIME_SKIPPING_BASE_URL, ...options }),
+  );
+}
+
+/** A client and a worker running `activities` (the in-memory fakes, say) on the run's shared time-skipping server. */
+export async function timeSkippingEnvironmentWith(activities: object): Promise<TimeSkippingEnvironment> {
   const address = inject('timeSkippingAddress');
   const namespace = inject('timeSkippingNamespace');
   const taskQueue = `time-skipping-${randomUUID()}`;
@@ -87,7 +98,7 @@ export function useTimeSkipping(): TimeSkippingSuite {
   beforeAll(async () => {
     database = await openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '.data' });
     suite.db = database.db;
-    suite.environment = await timeSkippingEnvironment(createActivities({ db: database.db, allowPrivateTargets: true, webhookTimeoutMs: 5_000 }));
+    suite.environment = await timeSkippingEnvironment(database.db);
   });
   afterAll(async () => {
     await suite.environment?.stop();
@@ -100,7 +111,7 @@ export function useTimeSkipping(): TimeSkippingSuite {
 export function useTimeSkippingWith<A extends object>(activities: A): { environment: TimeSkippingEnvironment; activities: A } {
   const suite = { activities } as { environment: TimeSkippingEnvironment; activities: A };
   beforeAll(async () => {
-    suite.environment = await timeSkippingEnvironment(activities);
+    suite.environment = await timeSkippingEnvironmentWith(activities);
   });
   afterAll(async () => {
     await suite.environment?.stop();
