@@ -7,6 +7,7 @@ import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
+import { createPriorAuthActivities } from './prior-auth';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
 
@@ -49,6 +50,7 @@ export function createActivities({
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
     ...createExportActivities({ db, fhirStore }),
+    ...createPriorAuthActivities({ db }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

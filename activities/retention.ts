@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
 import {
   bulkExports,
   deliveries,
@@ -119,6 +120,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
       return { rows: gone.length, attempts: 0 };
     },
+    prior_authorizations: async (cutoff, batchSize) => ({ rows: await purgeExpiredAuthorizations(db, cutoff, batchSize), attempts: 0 }),
   };
 
   return {

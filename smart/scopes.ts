@@ -6,7 +6,10 @@
  */
 
 export type ScopeContext = 'patient' | 'user' | 'system';
-export type Interaction = 'read' | 'search';
+export type Interaction = 'read' | 'search' | 'create';
+
+/** Types a system-level token may be granted `c` on: Claim, for the Da Vinci PAS operations (`Claim/$submit`, `Claim/$inquire`). */
+export const CREATABLE_TYPES: readonly string[] = ['Claim'];
 
 /** SMART v2 permissions in their canonical order (`c r u d s`); v1 `.read` is `rs`, `.write` is `cud`, `.*` all five. */
 const PERMISSIONS = ['create', 'read', 'update', 'delete', 'search'] as const;
@@ -101,9 +104,8 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource) {
-      const normalised = servableResourceScope(resource, 'patient', options);
-      if (normalised && (registered === null || registeredResources.some((allowed) => covers(allowed, normalised)))) {
-        granted.push(formatResourceScope(normalised));
+      for (const normalised of servableResourceScope(resource, 'patient', options)) {
+        if (registered === null || registeredResources.some((allowed) => covers(allowed, normalised))) granted.push(formatResourceScope(normalised));
       }
       continue;
     }
@@ -119,11 +121,29 @@ function servableResourceScope(
   scope: ResourceScope,
   context: ScopeContext,
   options: Pick<GrantOptions, 'resourceTypes' | 'canFilter'>,
-): ResourceScope | null {
-  if (scope.context !== context || !(scope.read || scope.search)) return null;
-  if (scope.resourceType !== '*' && !options.resourceTypes.includes(scope.resourceType)) return null;
-  if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return null;
-  return { ...scope, create: false, update: false, delete: false };
+): ResourceScope[] {
+  if (scope.context !== context) return [];
+  if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return [];
+  const reads = (scope.read || scope.search) && (scope.resourceType === '*' || options.resourceTypes.includes(scope.resourceType));
+  // Only system-level tokens create, and only the types the PAS operations take.
+  const creates =
+    context === 'system' && scope.create && scope.filter.length === 0 && (scope.resourceType === '*' || CREATABLE_TYPES.includes(scope.resourceType));
+  const none = { create: false, read: false, update: false, delete: false, search: false };
+  const servable: ResourceScope[] = [];
+  if (reads && creates && scope.resourceType !== '*') return [{ ...scope, ...none, create: true, read: scope.read, search: scope.search }];
+  if (reads) servable.push({ ...scope, ...none, read: scope.read, search: scope.search });
+  // `system/*.c…` grants create on what can be created, named one by one so the scope says exactly what the token allows.
+  if (creates)
+    servable.push(
+      ...(scope.resourceType === '*' ? CREATABLE_TYPES : [scope.resourceType]).map((type) => ({
+        ...scope,
+        ...none,
+        resourceType: type,
+        create: true,
+        syntax: 'v2' as const,
+      })),
+    );
+  return servable;
 }
 
 /**
@@ -132,7 +152,7 @@ function servableResourceScope(
  * all or nothing: a scope that cannot be granted as asked (a patient- or user-level scope, a type
  * not served, a scope beyond the registration) refuses the request and says which and why, since no
  * person is there to see a narrowed grant. Writes asked for (`.write`, `c`, `u`, `d`) are left out,
- * as at authorization: this endpoint serves none.
+ * as at authorization, except create of Claim (`system/Claim.c`), which the PAS operations need.
  */
 export function systemScope(
   requested: string,
@@ -148,19 +168,21 @@ export function systemScope(
       return { refused: text, reason: 'client_credentials grants system-level resource scopes only (system/Patient.rs, system/*.read)' };
     }
     const servable = servableResourceScope(resource, 'system', options);
-    if (!servable) {
+    if (servable.length === 0) {
       return {
         refused: text,
         reason:
           resource.filter.length > 0
             ? 'its filter cannot be evaluated by this FHIR endpoint'
-            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}`,
+            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}, and create of ${CREATABLE_TYPES.join(', ')} (the PAS operations)`,
       };
     }
-    if (options.registered !== null && !registered.some((allowed) => covers(allowed, servable))) {
-      return { refused: text, reason: `it is outside the scope registered for this client (${options.registered})` };
+    for (const each of servable) {
+      if (options.registered !== null && !registered.some((allowed) => covers(allowed, each))) {
+        return { refused: text, reason: `it is outside the scope registered for this client (${options.registered})` };
+      }
+      granted.push(formatResourceScope(each));
     }
-    granted.push(formatResourceScope(servable));
   }
   return { scope: [...new Set(granted)].join(' ') };
 }

@@ -17,6 +17,7 @@ import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
+import { priorAuthorizationRouter } from './prior-authorization';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -59,6 +60,7 @@ export function fhirRouter({
   const withToken = requireAccessToken(tokens, urls);
   // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type.
   router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken }));
+  router.use(priorAuthorizationRouter({ db, workflows, withToken }));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });

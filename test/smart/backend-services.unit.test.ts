@@ -6,13 +6,16 @@ import { systemScope } from '../../smart/scopes';
 const options = { resourceTypes: ['Patient', 'Observation', 'Condition'], canFilter: () => true, registered: null };
 
 describe('system scopes for client_credentials', () => {
-  it('grants system read and search in v1 and v2 syntax, leaving writes out', () => {
+  it('grants system read and search in v1 and v2 syntax, leaving writes out but create of Claim (the PAS operations)', () => {
     expect(systemScope('system/Patient.read system/Observation.rs', options)).toEqual({ scope: 'system/Patient.read system/Observation.rs' });
     expect(systemScope('system/*.cruds system/Condition.write system/Condition.rs', options)).toEqual({
       refused: 'system/Condition.write',
       reason: expect.stringContaining('read and search'),
     });
-    expect(systemScope('system/*.cruds', options)).toEqual({ scope: 'system/*.rs' });
+    expect(systemScope('system/*.cruds', options)).toEqual({ scope: 'system/*.rs system/Claim.c' });
+    expect(systemScope('system/Claim.c', options)).toEqual({ scope: 'system/Claim.c' });
+    expect(systemScope('system/Claim.cud', options)).toEqual({ scope: 'system/Claim.c' });
+    expect(systemScope('system/Claim.c', { ...options, registered: 'system/*.rs' })).toMatchObject({ reason: expect.stringContaining('registered') });
   });
 
   it('refuses whole a request with a patient- or user-level scope, an unserved type, or beyond the registration', () => {
