@@ -6,14 +6,15 @@
  */
 
 export type ScopeContext = 'patient' | 'user' | 'system';
-export type Interaction = 'read' | 'search' | 'create';
-
-/** Types a system-level token may be granted `c` on: Claim, for the Da Vinci PAS operations (`Claim/$submit`, `Claim/$inquire`). */
-export const CREATABLE_TYPES: readonly string[] = ['Claim'];
 
 /** SMART v2 permissions in their canonical order (`c r u d s`); v1 `.read` is `rs`, `.write` is `cud`, `.*` all five. */
 const PERMISSIONS = ['create', 'read', 'update', 'delete', 'search'] as const;
-type PermissionName = (typeof PERMISSIONS)[number];
+export type PermissionName = (typeof PERMISSIONS)[number];
+/** The interaction a request makes, named by the permission it needs. */
+export type Interaction = PermissionName;
+
+/** Types an organization keeps its own resources of (fhir/organization-resources.ts), with the permissions their interactions take. */
+export type OrganizationTypes = Readonly<Record<string, readonly PermissionName[]>>;
 
 export interface ResourceScope extends Record<PermissionName, boolean> {
   context: ScopeContext;
@@ -69,7 +70,7 @@ export function parseResourceScope(text: string): ResourceScope | null {
 
 function formatResourceScope(scope: ResourceScope): string {
   const prefix = `${scope.context}/${scope.resourceType}`;
-  if (scope.syntax === 'v1' && scope.read && scope.search) return `${prefix}.read`;
+  if (scope.syntax === 'v1' && scope.read && scope.search && !scope.create && !scope.update && !scope.delete) return `${prefix}.read`;
   const permissions = PERMISSIONS.filter((name) => scope[name])
     .map((name) => name[0])
     .join('');
@@ -104,8 +105,9 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource) {
-      for (const normalised of servableResourceScope(resource, 'patient', options)) {
-        if (registered === null || registeredResources.some((allowed) => covers(allowed, normalised))) granted.push(formatResourceScope(normalised));
+      const normalised = servableResourceScope(resource, 'patient', options);
+      if (normalised && (registered === null || registeredResources.some((allowed) => covers(allowed, normalised)))) {
+        granted.push(formatResourceScope(normalised));
       }
       continue;
     }
@@ -121,70 +123,61 @@ function servableResourceScope(
   scope: ResourceScope,
   context: ScopeContext,
   options: Pick<GrantOptions, 'resourceTypes' | 'canFilter'>,
-): ResourceScope[] {
-  if (scope.context !== context) return [];
-  if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return [];
-  const reads = (scope.read || scope.search) && (scope.resourceType === '*' || options.resourceTypes.includes(scope.resourceType));
-  // Only system-level tokens create, and only the types the PAS operations take.
-  const creates =
-    context === 'system' && scope.create && scope.filter.length === 0 && (scope.resourceType === '*' || CREATABLE_TYPES.includes(scope.resourceType));
-  const none = { create: false, read: false, update: false, delete: false, search: false };
-  const servable: ResourceScope[] = [];
-  if (reads && creates && scope.resourceType !== '*') return [{ ...scope, ...none, create: true, read: scope.read, search: scope.search }];
-  if (reads) servable.push({ ...scope, ...none, read: scope.read, search: scope.search });
-  // `system/*.c…` grants create on what can be created, named one by one so the scope says exactly what the token allows.
-  if (creates)
-    servable.push(
-      ...(scope.resourceType === '*' ? CREATABLE_TYPES : [scope.resourceType]).map((type) => ({
-        ...scope,
-        ...none,
-        resourceType: type,
-        create: true,
-        syntax: 'v2' as const,
-      })),
-    );
-  return servable;
+): ResourceScope | null {
+  if (scope.context !== context || !(scope.read || scope.search)) return null;
+  if (scope.resourceType !== '*' && !options.resourceTypes.includes(scope.resourceType)) return null;
+  if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return null;
+  return { ...scope, create: false, update: false, delete: false };
 }
 
 /**
  * What a client_credentials grant gives (SMART Backend Services): system-level read and search, on
- * types this endpoint serves, with filters it can evaluate, within the client's registration. It is
- * all or nothing: a scope that cannot be granted as asked (a patient- or user-level scope, a type
- * not served, a scope beyond the registration) refuses the request and says which and why, since no
- * person is there to see a narrowed grant. Writes asked for (`.write`, `c`, `u`, `d`) are left out,
- * as at authorization, except create of Claim (`system/Claim.c`), which the PAS operations need.
+ * types this endpoint serves, with filters it can evaluate, and on an organization's own types
+ * (`organizationTypes`: Subscription) the permissions their interactions take, within the client's
+ * registration. It is all or nothing: a scope that cannot be granted as asked (a patient- or
+ * user-level scope, a type not served, a scope beyond the registration) refuses the request and says
+ * which and why, since no person is there to see a narrowed grant. Permissions nothing here serves
+ * (writes on the synthetic world, `update` of a Subscription) are left out of what is granted.
  */
 export function systemScope(
   requested: string,
-  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'registered'>,
+  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'registered'> & { organizationTypes?: OrganizationTypes },
 ): { scope: string } | { refused: string; reason: string } {
   const registered = splitScope(options.registered)
     .map(parseResourceScope)
     .filter((scope): scope is ResourceScope => scope !== null);
+  const organizationTypes = options.organizationTypes ?? {};
   const granted: string[] = [];
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource?.context !== 'system') {
       return { refused: text, reason: 'client_credentials grants system-level resource scopes only (system/Patient.rs, system/*.read)' };
     }
-    const servable = servableResourceScope(resource, 'system', options);
-    if (servable.length === 0) {
+    const served = Object.hasOwn(organizationTypes, resource.resourceType) ? organizationTypes[resource.resourceType]! : undefined;
+    const servable = served ? organizationScope(resource, served) : servableResourceScope(resource, 'system', options);
+    if (!servable) {
+      const organizationServed = Object.entries(organizationTypes).map(([type, permissions]) => `${permissions.join(', ')} of ${type}`);
       return {
         refused: text,
         reason:
           resource.filter.length > 0
             ? 'its filter cannot be evaluated by this FHIR endpoint'
-            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}, and create of ${CREATABLE_TYPES.join(', ')} (the PAS operations)`,
+            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}${organizationServed.length > 0 ? `; and ${organizationServed.join('; ')}` : ''}`,
       };
     }
-    for (const each of servable) {
-      if (options.registered !== null && !registered.some((allowed) => covers(allowed, each))) {
-        return { refused: text, reason: `it is outside the scope registered for this client (${options.registered})` };
-      }
-      granted.push(formatResourceScope(each));
+    if (options.registered !== null && !registered.some((allowed) => covers(allowed, servable))) {
+      return { refused: text, reason: `it is outside the scope registered for this client (${options.registered})` };
     }
+    granted.push(formatResourceScope(servable));
   }
   return { scope: [...new Set(granted)].join(' ') };
+}
+
+/** A scope on an organization's own type, narrowed to the permissions served for it; null when it asks none of them, or filters. */
+function organizationScope(scope: ResourceScope, served: readonly PermissionName[]): ResourceScope | null {
+  const kept = PERMISSIONS.filter((name) => scope[name] && served.includes(name));
+  if (kept.length === 0 || scope.filter.length > 0) return null;
+  return { ...scope, ...(Object.fromEntries(PERMISSIONS.map((name) => [name, kept.includes(name)])) as Record<PermissionName, boolean>) };
 }
 
 /**

@@ -7,3 +7,4 @@ export { priorAuthWorkflow } from './prior-auth/workflow';
 export { retentionWorkflow } from './retention/workflow';
 export { scenarioWorkflow } from './scenario/workflow';
 export { selfCheckWorkflow } from './self-check/workflow';
+export { subscriptionWorkflow } from './subscription/workflow';

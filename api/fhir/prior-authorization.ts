@@ -38,10 +38,13 @@ export function priorAuthorizationRouter({
   db,
   workflows,
   withToken,
+  retryScheduleMs,
 }: {
   db: Database;
   workflows: WorkflowGateway;
   withToken: RequestHandler;
+  /** WEBHOOK_RETRY_SCHEDULE: the authorization's subscription notifications are retried on it. */
+  retryScheduleMs: number[];
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -97,7 +100,7 @@ export function priorAuthorizationRouter({
     await workflows.updateWithStart(firstAnswerUpdate, {
       workflow: priorAuthWorkflow,
       workflowId: authorization.workflowId,
-      args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace }],
+      args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace, retryScheduleMs }],
       searchAttributes: priorAuthSearchAttributes(organizationId, claimKey),
     });
     return sendFhir(res, 200, (await findAuthorization(db, organizationId, claimKey))!.response as Bundle);

@@ -306,4 +306,14 @@ describe('Da Vinci PAS Claim/$submit and Claim/$inquire', () => {
     expect(forbidden.headers.get('www-authenticate')).toContain('insufficient_scope');
     expect((await service.call('/fhir/R4/Claim/$submit', { method: 'POST', body: request() })).status).toBe(401);
   });
+
+  it('lists both operations with their canonicals in the CapabilityStatement', async () => {
+    const metadata = await service.call('/fhir/R4/metadata');
+    const claim = metadata.body.rest[0].resource.find((resource: any) => resource.type === 'Claim');
+    expect(claim.operation.map((operation: any) => operation.definition)).toEqual([
+      'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-submit',
+      'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-inquiry',
+    ]);
+    expect(fhirErrors(metadata.body)).toEqual([]);
+  });
 });

@@ -17,6 +17,8 @@ export interface PriorAuthWorkflowInput {
   organizationId: string;
   /** The organization's pace when it submitted (its sandbox settings), fixed for this authorization. */
   pace: PriorAuthPace;
+  /** The delivery retry schedule its subscription notifications use (WEBHOOK_RETRY_SCHEDULE, fixed at start). */
+  retryScheduleMs: number[];
 }
 
 /** What the workflow answers: the decision and, while pended, when it is due (null at manual pace). */

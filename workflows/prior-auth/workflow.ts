@@ -1,6 +1,8 @@
 import { allHandlersFinished, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
+import { PAS_TOPIC } from '../../fhir/subscriptions/vocabulary';
 import { refuse } from '../../platform/workflow-refusal';
+import { startDeliveryChild } from '../delivery/workflow';
 import { PriorAuthDecision } from '../search-attributes';
 import {
   AUTHORIZATION_CLOSED,
@@ -13,10 +15,11 @@ import {
   priorAuthStatusQuery,
 } from './contract';
 
-const { assessAuthorization, decidePendedAuthorization, applyClaimUpdate, closeAuthorization } = proxyActivities<SandboxActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+const { assessAuthorization, decidePendedAuthorization, applyClaimUpdate, closeAuthorization, notifySubscriptions } =
+  proxyActivities<SandboxActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
 
 const DAY_MS = 86_400_000;
 /** How long a decided authorization takes claim updates; then its workflow closes (inquiries still answer). */
@@ -51,6 +54,17 @@ export async function priorAuthWorkflow(input: PriorAuthWorkflowInput): Promise<
     if (answer.decision) upsertSearchAttributes([{ key: PriorAuthDecision, value: answer.decision }]);
   }
 
+  /**
+   * A decision changed after the first answer (a pend decided, an update applied, a cancel): the
+   * organization's subscriptions on the PAS topic are notified, each notification a delivery child.
+   */
+  async function notifyChange(): Promise<void> {
+    // The ClaimResponse's FHIR id (claims/pas/response.ts claimResponseId): the authorization id with a dash.
+    const focus = `ClaimResponse/${input.authorizationId.replace('_', '-')}`;
+    const deliveries = await notifySubscriptions({ organizationId: input.organizationId, topic: PAS_TOPIC, focus });
+    for (const delivery of deliveries) await startDeliveryChild(delivery, input.retryScheduleMs, `PAS notification: ${focus} is ${status.decision}`);
+  }
+
   const refuseIfClosed = () => {
     if (closed) throw refuse(AUTHORIZATION_CLOSED, 'This authorization is closed: it takes no more updates. Submit a new request.');
   };
@@ -65,6 +79,7 @@ export async function priorAuthWorkflow(input: PriorAuthWorkflowInput): Promise<
       await condition(() => assessed);
       refuseIfClosed();
       decisionChanged(await applyClaimUpdate({ ...ids, submissionId }));
+      await notifyChange();
       return status;
     },
     { validator: (_request: { submissionId: string }) => refuseIfClosed() },
@@ -92,7 +107,10 @@ export async function priorAuthWorkflow(input: PriorAuthWorkflowInput): Promise<
       advanced = false;
       // A durable timer: the review time at the pace, cut short by an advance or an update that decides it.
       await condition(() => advanced || status.decision !== 'pended', waitMs ?? MANUAL_PEND_LIMIT_MS);
-      if (status.decision === 'pended') decisionChanged(await decidePendedAuthorization(ids));
+      if (status.decision === 'pended') {
+        decisionChanged(await decidePendedAuthorization(ids));
+        await notifyChange();
+      }
       continue;
     }
     if (status.decision === 'cancelled' || status.decision === 'error') break;
