@@ -9,9 +9,11 @@ import {
   type DeliveryAttempt,
   deliveries,
   deliveryAttempts,
+  fhirSubscriptions,
   organizations,
   reliabilityProfiles,
 } from '../drizzle/schema';
+import { recordSubscriptionStatus } from '../fhir/subscriptions/records';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
@@ -53,6 +55,9 @@ interface WebhookTarget {
   url: string | null;
   secret: string;
   source: TargetSource;
+  /** A FHIR Subscription's payload MIME type and channel headers, for its notifications. */
+  contentType?: string;
+  channelHeaders?: string[];
 }
 
 const RESPONSE_BODY_LIMIT = 2048;
@@ -105,19 +110,41 @@ export function createDeliveryActivities({
         connectionUrl: connections.webhookUrl,
         connectionSecret: connections.webhookSecret,
         reliabilityProfile: reliabilityProfiles.profile,
+        subscription: {
+          id: fhirSubscriptions.id,
+          endpoint: fhirSubscriptions.endpoint,
+          headers: fhirSubscriptions.headers,
+          payloadMime: fhirSubscriptions.payloadMime,
+          deletedAt: fhirSubscriptions.deletedAt,
+        },
       })
       .from(deliveries)
       .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
       .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
       .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
       .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+      .leftJoin(
+        fhirSubscriptions,
+        and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
+      )
       .where(eq(deliveries.id, deliveryId));
     if (!row) throw new Error(`Delivery ${deliveryId} does not exist`);
-    const target: WebhookTarget = {
-      url: row.connectionUrl ?? row.organizationUrl,
-      secret: row.connectionSecret ?? row.organizationSecret,
-      source: row.connectionUrl ? 'connection' : 'organization',
-    };
+    const subscription = row.subscription?.id ? row.subscription : null;
+    if (subscription?.deletedAt) throw new Error(`Subscription/${subscription.id} was deleted, so its notifications are no longer sent`);
+    // A subscription's notification goes to its endpoint, with its headers, signed with the organization's secret like every webhook.
+    const target: WebhookTarget = subscription
+      ? {
+          url: subscription.endpoint,
+          secret: row.organizationSecret,
+          source: 'subscription',
+          contentType: subscription.payloadMime,
+          channelHeaders: subscription.headers,
+        }
+      : {
+          url: row.connectionUrl ?? row.organizationUrl,
+          secret: row.connectionSecret ?? row.organizationSecret,
+          source: row.connectionUrl ? 'connection' : 'organization',
+        };
     const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
     const recorded = row.recorded?.id ? row.recorded : null;
     return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
@@ -337,6 +364,19 @@ export function createDeliveryActivities({
       const [failed] = await db.select().from(deliveries).where(eq(deliveries.id, input.deliveryId));
       if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
       const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
+      // A FHIR Subscription's notification that failed for good puts the subscription in error (the backport's
+      // rest-hook): its status, its $status and GET say so, in place of a report to the organization's webhook.
+      if (failed.subscriptionId) {
+        const last = attempts.at(-1);
+        const why = last?.error ?? (last?.responseStatus ? `the endpoint answered ${last.responseStatus}` : 'no attempt reached the endpoint');
+        await recordSubscriptionStatus(
+          db,
+          failed.subscriptionId,
+          'error',
+          `Notification ${failed.id} failed for good after ${attempts.length} attempt(s): ${why}`,
+        );
+        return null;
+      }
       const failedAt = new Date().toISOString();
       const report = newDelivery({
         organizationId: failed.organizationId,
@@ -415,7 +455,14 @@ async function exchangeWithReceiver(
   }
 
   // Signed before any chaos delay, so a slow attempt arrives with an older webhook-timestamp, as it would.
-  const headers = signEnvelope({ deliveryId, body, secret: target.secret, timestampSeconds: Math.floor(Date.now() / 1000) });
+  const headers = signEnvelope({
+    deliveryId,
+    body,
+    secret: target.secret,
+    timestampSeconds: Math.floor(Date.now() / 1000),
+    ...(target.contentType ? { contentType: target.contentType } : {}),
+    ...(target.channelHeaders ? { channelHeaders: target.channelHeaders } : {}),
+  });
   if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
   const remainingMs = options.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);

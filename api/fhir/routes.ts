@@ -11,12 +11,14 @@ import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
+import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
+import { subscriptionRouter } from './subscriptions';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -38,6 +40,7 @@ export function fhirRouter({
   apiKey,
   db,
   workflows,
+  resolveHost,
 }: {
   fhirStore: FhirStore;
   tokens: TokenService;
@@ -48,6 +51,8 @@ export function fhirRouter({
   apiKey: RequestHandler[];
   db: Database;
   workflows: WorkflowGateway;
+  /** The DNS lookup a subscription's endpoint is checked with; the system resolver when absent. */
+  resolveHost?: ResolveHost;
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -59,6 +64,7 @@ export function fhirRouter({
   const withToken = requireAccessToken(tokens, urls);
   // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type.
   router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken }));
+  router.use(subscriptionRouter({ db, workflows, urls, config, withToken, resolveHost }));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });
