@@ -324,3 +324,26 @@ describe('the endpoint passes the webhook SSRF guard', () => {
     }
   });
 });
+
+describe('the CapabilityStatement', () => {
+  it('lists Subscription with the backport’s topic-canonical extension, $status, and the backport server capabilities', async () => {
+    const { body } = await service.call('/fhir/R4/metadata');
+    expect(body.instantiates).toContain('http://hl7.org/fhir/uv/subscriptions-backport/CapabilityStatement/backport-subscription-server-r4');
+    const subscription = body.rest[0].resource.find((resource: { type: string }) => resource.type === 'Subscription');
+    expect(subscription.extension).toEqual([
+      {
+        url: 'http://hl7.org/fhir/uv/subscriptions-backport/StructureDefinition/capabilitystatement-subscriptiontopic-canonical',
+        valueCanonical: PAS_TOPIC,
+      },
+    ]);
+    expect(subscription.interaction.map((interaction: { code: string }) => interaction.code)).toEqual(['create', 'read', 'delete', 'search-type']);
+    expect(subscription.operation).toEqual([
+      expect.objectContaining({
+        name: 'status',
+        definition: 'http://hl7.org/fhir/uv/subscriptions-backport/OperationDefinition/backport-subscription-status',
+      }),
+    ]);
+    expect(subscription.supportedProfile).toEqual([PAS_SUBSCRIPTION_PROFILE]);
+    expect(fhirErrors(body)).toEqual([]);
+  });
+});
