@@ -427,6 +427,10 @@ export const bulkExports = pgTable(
     organizationId: text('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The SMART client whose token started it: only that client's tokens see it (Bulk Data: the data the client is authorized for). */
+    clientId: text('client_id')
+      .notNull()
+      .references(() => smartClients.id, { onDelete: 'cascade' }),
     status: text('status', { enum: EXPORT_STATUSES }).notNull(),
     /** The kick-off as parsed (interop/bulk-export/request.ts), its URL included (the manifest's `request`). */
     request: jsonb('request').notNull(),
