@@ -90,7 +90,7 @@ const environmentSchema = z.object({
   OAUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(3_000),
   /** Per client address, in cost units: a read costs 1, a search 3. */
   FHIR_RATE_LIMIT_PER_MINUTE: positiveInt.default(6_000),
-  /** Failed authentications (any 401) per client address; past them the address is refused before any lookup. */
+  /** Failed authentications (any 401, an MLLP message with an unknown token) per client address; past them failing credentials are 429 and valid ones served. */
   FAILED_AUTH_PER_MINUTE: positiveInt.default(300),
   /**
    * HL7 v2 messages per organization, in cost units a minute, for the HTTP inject and for MLLP each
