@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import {
+  aggregatorQueries,
   bulkExports,
   deliveries,
   deliveryAttempts,
@@ -23,7 +24,7 @@ export interface PurgeResult {
 
 /** The retention workflow's one activity: a batch of deletes for one target. */
 export function createRetentionActivities({ db, logger }: { db: Database; logger?: Logger | undefined }) {
-  const purges: Record<RetentionTarget, (cutoff: Date, batchSize: number) => Promise<PurgeResult>> = {
+  const purges: Record<RetentionTarget, (cutoff: Date, batchSize: number, maximumCutoff: Date) => Promise<PurgeResult>> = {
     idempotency_keys: async (cutoff, batchSize) => {
       const batch = db
         .select({ organizationId: idempotencyKeys.organizationId, key: idempotencyKeys.key })
@@ -78,10 +79,11 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       return { rows: gone.length, attempts: 0 };
     },
     // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or
-    // changed) since the cutoff, nor one whose attempt is still being sent. The rows are locked as they
+    // changed) since the cutoff unless it arrived before the maximum cutoff (a replay does not keep
+    // an envelope for ever), nor one whose attempt is still being sent. The rows are locked as they
     // are picked, and a row a replay is changing right now is skipped, so none is deleted under it. A
     // claim check's staged envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
-    deliveries: (cutoff, batchSize) =>
+    deliveries: (cutoff, batchSize, maximumCutoff) =>
       db.transaction(async (tx) => {
         const orphans = tx
           .select({ deliveryId: stagedEnvelopes.deliveryId })
@@ -99,7 +101,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
           .where(
             and(
               lt(deliveries.createdAt, cutoff),
-              lt(deliveries.updatedAt, cutoff),
+              or(lt(deliveries.updatedAt, cutoff), lt(deliveries.createdAt, maximumCutoff)),
               inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
               notExists(sending),
             ),
@@ -113,6 +115,12 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
         return { rows: gone.length, attempts: attempts.length };
       }),
+    // Counted from arrival, whatever became of the query: its request holds the demographics it was sent.
+    aggregator_queries: async (cutoff, batchSize) => {
+      const batch = db.select({ id: aggregatorQueries.id }).from(aggregatorQueries).where(lt(aggregatorQueries.createdAt, cutoff)).limit(batchSize);
+      const gone = await db.delete(aggregatorQueries).where(inArray(aggregatorQueries.id, batch)).returning({ id: aggregatorQueries.id });
+      return { rows: gone.length, attempts: 0 };
+    },
     // An export past its expiry, its files with it (cascade): ended a while ago, or abandoned (api/fhir/bulk-export.ts).
     bulk_exports: async (cutoff, batchSize) => {
       const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);
@@ -123,8 +131,9 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
 
   return {
     /** One batch of the retention workflow; it deletes only what is past its cutoff, so it is safe to retry. */
-    async purgeBatch(input: { target: RetentionTarget; cutoff: string; batchSize: number }): Promise<PurgeResult> {
-      const purged = await purges[input.target](new Date(input.cutoff), input.batchSize);
+    async purgeBatch(input: { target: RetentionTarget; cutoff: string; batchSize: number; maximumCutoff?: string }): Promise<PurgeResult> {
+      const cutoff = new Date(input.cutoff);
+      const purged = await purges[input.target](cutoff, input.batchSize, input.maximumCutoff ? new Date(input.maximumCutoff) : cutoff);
       if (purged.rows > 0) logger?.info({ target: input.target, cutoff: input.cutoff, ...purged }, `Retention purged ${purged.rows} ${input.target}`);
       return purged;
     },

@@ -33,6 +33,7 @@ import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
+import { privacyRoutes } from './sandbox/privacy';
 import { sandboxResourceRoutes } from './sandbox/resources';
 import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
@@ -77,6 +78,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
+    ...privacyRoutes(deps),
     ...scenarioRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),

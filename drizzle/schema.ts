@@ -1,4 +1,4 @@
-import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
 import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
 import { EXPORT_FILE_KINDS, EXPORT_STATUSES } from '../interop/bulk-export/vocabulary';
@@ -13,6 +13,8 @@ export const organizations = pgTable('organizations', {
   name: text('name').notNull(),
   webhookUrl: text('webhook_url'),
   webhookSecret: text('webhook_secret').notNull(),
+  /** Whether a real identifier (privacy/guard.ts) refuses a request on every channel, rather than being masked with a warning. */
+  refuseRealIdentifiers: boolean('refuse_real_identifiers').notNull().default(false),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

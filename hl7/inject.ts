@@ -204,7 +204,7 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
 
     let outcome: PortableHl7Outcome;
     try {
-      outcome = await processHl7OffLoop(withoutMsh8(text), sender.conformance);
+      outcome = await processHl7OffLoop(withoutMsh8(text), sender.conformance, sender.refuseRealIdentifiers ? 'refuse' : 'mask');
     } catch (error) {
       deps.onError?.(error);
       return refuse(mshProblem(undefined, 'The message could not be processed now (a failure on our side); send it again shortly'), true);

@@ -7,6 +7,7 @@ import { processHl7OffLoop } from '../../hl7/off-loop';
 import type { Hl7ConformanceMode } from '../../hl7/vocabulary';
 import type { Database } from '../../platform/database';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
+import type { PrivacyMode } from '../../privacy/guard';
 import { recordNewDelivery } from '../../webhooks/delivery-records';
 import { ApiProblem } from '../http/problem';
 import { startDelivery } from '../webhooks/start-delivery';
@@ -45,6 +46,8 @@ export async function injectHl7Batch(
   recipientFor: (application: string, facility: string) => Promise<Hl7Recipient>,
   /** How strictly to check, when the request says; else each message's recipient identity decides. */
   requested?: Hl7ConformanceMode,
+  /** What a real identifier makes of a message (hl7/privacy.ts). */
+  privacy?: PrivacyMode,
 ): Promise<{ accepted: number; result: BatchResult }> {
   const stream = splitStream(text);
   if (stream.messages.length > MAX_HTTP_BATCH_MESSAGES)
@@ -59,7 +62,7 @@ export async function injectHl7Batch(
   for (const message of stream.messages) {
     const msh = readMsh(message);
     const addressee = addresseeFromText(message);
-    let outcome = await processHl7OffLoop(message, requested);
+    let outcome = await processHl7OffLoop(message, requested, privacy);
     let application = outcome.ack;
     let deliveryId: string | null = null;
     let onOurSide = false;
@@ -67,7 +70,7 @@ export async function injectHl7Batch(
       try {
         const recipient = await recipientFor(outcome.header.receivingApplication, outcome.header.receivingFacility);
         // As for one message: strict only refuses more, so a message a strict identity receives is checked again.
-        if (!requested && recipient.conformance === 'strict') outcome = await processHl7OffLoop(message, 'strict');
+        if (!requested && recipient.conformance === 'strict') outcome = await processHl7OffLoop(message, 'strict', privacy);
         application = outcome.ack;
         if (isAccepted(outcome)) {
           const delivery = planHl7Delivery(recipient, outcome);

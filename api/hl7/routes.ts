@@ -15,6 +15,7 @@ import type { Config } from '../../platform/config';
 import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
+import { refusesRealIdentifiers } from '../../platform/organizations';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
 import { acceptWork } from '../http/accepted-work';
@@ -317,6 +318,8 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         }
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
+        // A real identifier is masked with a warning, or refuses the message when the organization says so (hl7/privacy.ts).
+        const privacy = (await refusesRealIdentifiers(db, auth.organizationId)) ? 'refuse' : 'mask';
         if (isBatchOrStream(body.message)) {
           const connection = namedConnection(body.connection_id, query.connection_id);
           const { accepted, result } = await injectHl7Batch(
@@ -329,6 +332,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
             body.message,
             (application, facility) => recipientFor(auth.organizationId, connection, application, facility),
             query.conformance,
+            privacy,
           );
           // 202 once any message of the batch was accepted; each message's own answer is in the batch acknowledgement.
           const status = accepted > 0 ? 202 : 422;
@@ -364,7 +368,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, refused.ack, { acknowledgements });
         };
         const requested = query.conformance;
-        let outcome = await processHl7OffLoop(body.message, requested);
+        let outcome = await processHl7OffLoop(body.message, requested, privacy);
         if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
         if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
         if (!isAccepted(outcome)) return refuse(outcome);
@@ -377,7 +381,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         );
         // The request says how strictly to check; else the recipient's HL7 identity does (strict only refuses more).
         if (!requested && recipient.conformance === 'strict') {
-          outcome = await processHl7OffLoop(body.message, 'strict');
+          outcome = await processHl7OffLoop(body.message, 'strict', privacy);
           if (outcome.kind !== 'acknowledged') throw new Error('A message read once reads again');
           if (!isAccepted(outcome)) return refuse(outcome);
         }

@@ -33,7 +33,7 @@ import { fhirErrors } from '../support/fhir-validator';
 const msh = (type: string, version = '2.5.1', control = 'MAP1') =>
   `MSH|^~\\&|SYNTHETIC-EHR|LAKESIDE|SANDBOX|SYNTHETIC|20250301101500-0500||${type}|${control}|P|${version}`;
 const PID =
-  'PID|1|EXT77^^^OLDSYS|SYN10001^^^SANDBOX^MR~9876^^^^PI|ALT55^^^CLINIC|Testperson^Ada^Q^^Dr^^L~Sample^Ada^^^^^M|Mockwell^Bea|19800517|F|||1 Maple St^^Lakeside^WA^98001^USA^H||^PRN^PH^^1^555^0100001|||M||ACC123|123-45-6789|D1234567^WA^20300101';
+  'PID|1|EXT77^^^OLDSYS|SYN10001^^^SANDBOX^MR~9876^^^^PI|ALT55^^^CLINIC|Testperson^Ada^Q^^Dr^^L~Sample^Ada^^^^^M|Mockwell^Bea|19800517|F|||1 Maple St^^Lakeside^WA^98001^USA^H||^PRN^PH^^1^555^0100001|||M||ACC123|999-45-6789|D1234567^WA^20300101';
 
 /** Maps `segments` (MSH first) leniently and returns the Bundle, after checking it against base R4 (schema, cardinalities, invariants). */
 function bundleOf(...segments: string[]): Bundle {
@@ -72,11 +72,12 @@ describe('PID → Patient', () => {
       {
         type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'SS' }] },
         system: 'http://hl7.org/fhir/sid/us-ssn',
-        value: '123-45-6789',
+        value: '999-45-6789',
       },
+      // A licence number has no synthetic range: the privacy guard masks it (hl7/privacy.ts), keeping the last 4.
       {
         type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'DL' }] },
-        value: 'D1234567',
+        value: 'XXXX4567',
         period: { end: '2030-01-01' },
       },
     ]);
@@ -150,7 +151,7 @@ describe('clinical segments of ADT', () => {
     'PR1|1||80146002^Appendectomy^SCT||202503011200||45||||6666^Ridge^Cleo',
     'GT1|1|G1^^^SANDBOX|Testperson^Ben||1 Maple St^^Lakeside^WA|^PRN^PH^^1^555^0100002||19780101|M||SPO',
     'IN1|1|PLAN1^Gold|PAYER7^^^SANDBOX|Alderpeak Health||||GRP9|Group Nine|||20250101|20251231',
-    `IN2||123-45-6789${'|'.repeat(70)}SPO`,
+    `IN2||999-45-6789${'|'.repeat(70)}SPO`,
     'ZPI|1|local^only',
   );
 
