@@ -3,12 +3,14 @@ import type { Logger } from 'pino';
 import { organizations } from '../drizzle/schema';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
+import { smartUrls } from '../smart/endpoints';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
+import { createSubscriptionActivities, type FocusReader } from './subscriptions';
 
 export interface ActivityDependencies {
   db: Database;
@@ -22,7 +24,16 @@ export interface ActivityDependencies {
   logger?: Logger;
   /** The synthetic world scenario runs and the aggregator's simulated sources draw on; the committed one when absent. */
   fhirStore?: FhirStore;
+  /** PUBLIC_BASE_URL: subscription notifications name the subscription and their focus by their URLs under it. */
+  publicBaseUrl: string;
+  /**
+   * What a subscription event's focus is (activities/subscriptions.ts FocusReader). Until PAS
+   * authorizations provide their reader (issue 34), none is known and an event cannot be notified.
+   */
+  readFocus?: FocusReader;
 }
+
+const noFocusKnown: FocusReader = async () => undefined;
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
@@ -36,6 +47,8 @@ export function createActivities({
   resolveHost,
   logger,
   fhirStore = loadFhirStore(),
+  publicBaseUrl,
+  readFocus = noFocusKnown,
 }: ActivityDependencies) {
   return {
     ...createDeliveryActivities({
@@ -49,6 +62,7 @@ export function createActivities({
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
     ...createExportActivities({ db, fhirStore }),
+    ...createSubscriptionActivities({ db, fhirBase: smartUrls(publicBaseUrl).fhirBase, readFocus }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

@@ -6,6 +6,7 @@ import {
   deliveries,
   deliveryAttempts,
   idempotencyKeys,
+  priorAuthorizations,
   smartAuthorizations,
   smartClientAssertions,
   smartLaunches,
@@ -125,6 +126,16 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
     bulk_exports: async (cutoff, batchSize) => {
       const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);
       const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
+      return { rows: gone.length, attempts: 0 };
+    },
+    // An authorization past its expiry, its submissions (the request Bundles) with it (cascade).
+    prior_authorizations: async (cutoff, batchSize) => {
+      const batch = db
+        .select({ id: priorAuthorizations.id })
+        .from(priorAuthorizations)
+        .where(lt(priorAuthorizations.expiresAt, cutoff))
+        .limit(batchSize);
+      const gone = await db.delete(priorAuthorizations).where(inArray(priorAuthorizations.id, batch)).returning({ id: priorAuthorizations.id });
       return { rows: gone.length, attempts: 0 };
     },
   };

@@ -24,6 +24,8 @@ export const RETENTION_TARGETS = [
   'aggregator_queries',
   /** Bulk exports (with their files) past their expiry (BULK_EXPORT_FILE_HOURS after they ended). */
   'bulk_exports',
+  /** PAS prior authorizations (with their submissions: the request Bundles) past their expiry. */
+  'prior_authorizations',
 ] as const;
 export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
 
@@ -55,5 +57,10 @@ export const TABLE_RETENTION: Record<string, TableRetention> = {
   smart_clients: { holdsNoInboundContent: 'configuration: a name (through the privacy guard), redirect URIs, public keys' },
   smart_signing_keys: { holdsNoInboundContent: "the sandbox's own signing key" },
   rate_limit_windows: { holdsNoInboundContent: 'request counts per key and minute' },
+  prior_authorizations: { target: 'prior_authorizations' },
+  prior_auth_submissions: { target: 'prior_authorizations' },
+  prior_auth_settings: { holdsNoInboundContent: 'configuration: the pace and outcome for PAS submissions' },
+  fhir_subscriptions: { holdsNoInboundContent: 'configuration: topic, filters, endpoint and channel headers' },
+  subscription_notifications: { holdsNoInboundContent: 'which notification went out as which delivery (ids and numbers)' },
   scenario_runs: { holdsNoInboundContent: 'a synthetic patient id, the pace and seed asked for, and the plan the sandbox made' },
 };

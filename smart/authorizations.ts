@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Patient } from 'fhir/r4';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations } from '../drizzle/schema';
+import { ORGANIZATION_RESOURCE_PERMISSIONS } from '../fhir/organization-resources';
 import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -256,7 +257,12 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (splitScope(requested).length === 0) {
       throw new OAuthError('invalid_scope', 'scope is required: the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.');
     }
-    const granted = systemScope(requested!, { resourceTypes: fhirStore.supportedTypes, canFilter: deps.canFilter, registered: client.scope });
+    const granted = systemScope(requested!, {
+      resourceTypes: fhirStore.supportedTypes,
+      canFilter: deps.canFilter,
+      registered: client.scope,
+      organizationTypes: ORGANIZATION_RESOURCE_PERMISSIONS,
+    });
     if ('refused' in granted) throw new OAuthError('invalid_scope', `${excerpt(granted.refused)} cannot be granted: ${granted.reason}.`);
     return tokens.issueSystem(client, granted.scope);
   }

@@ -19,6 +19,8 @@ export interface NewDelivery {
   hl7ControlId?: string | null;
   /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
   sourceDeliveryId?: string | null;
+  /** The FHIR Subscription it notifies (subscription notifications only): its endpoint is the target. */
+  subscriptionId?: string | null;
   /** The scenario run and step that emitted it (scenario runs only). */
   runId?: string | null;
   stepId?: string | null;
@@ -61,6 +63,7 @@ async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Prom
     [deliveries.status, 'pending'],
     [deliveries.hl7ControlId, storableText(delivery.hl7ControlId) ?? null],
     [deliveries.sourceDeliveryId, delivery.sourceDeliveryId ?? null],
+    [deliveries.subscriptionId, delivery.subscriptionId ?? null],
     [deliveries.runId, delivery.runId ?? null],
     [deliveries.stepId, delivery.stepId ?? null],
     [deliveries.createdAt, createdAt.toISOString()],
@@ -192,6 +195,7 @@ export function pendingDelivery(delivery: NewDelivery): Delivery {
     ...delivery,
     hl7ControlId: delivery.hl7ControlId ?? null,
     sourceDeliveryId: delivery.sourceDeliveryId ?? null,
+    subscriptionId: delivery.subscriptionId ?? null,
     runId: delivery.runId ?? null,
     stepId: delivery.stepId ?? null,
     status: 'pending',

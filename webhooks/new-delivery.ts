@@ -26,6 +26,7 @@ export interface DeliveryRequest {
   stepId?: string | null;
   hl7ControlId?: string | null;
   sourceDeliveryId?: string | null;
+  subscriptionId?: string | null;
 }
 
 /**

@@ -6,3 +6,4 @@ export { exportWorkflow } from './export/workflow';
 export { retentionWorkflow } from './retention/workflow';
 export { scenarioWorkflow } from './scenario/workflow';
 export { selfCheckWorkflow } from './self-check/workflow';
+export { subscriptionWorkflow } from './subscription/workflow';

@@ -27,6 +27,32 @@ describe('system scopes for client_credentials', () => {
   });
 });
 
+describe('system scopes on an organization’s own types (Subscription)', () => {
+  const withSubscriptions = { ...options, organizationTypes: { Subscription: ['create', 'read', 'delete', 'search'] as const } };
+
+  it('grants the permissions served for the type, in v2 syntax, and leaves update out', () => {
+    expect(systemScope('system/Subscription.*', withSubscriptions)).toEqual({ scope: 'system/Subscription.crds' });
+    expect(systemScope('system/Subscription.write system/Subscription.read', withSubscriptions)).toEqual({
+      scope: 'system/Subscription.cd system/Subscription.read',
+    });
+    expect(systemScope('system/Subscription.rs', withSubscriptions)).toEqual({ scope: 'system/Subscription.rs' });
+    // `*` stays read and search: a wildcard grants no create or delete anywhere.
+    expect(systemScope('system/*.cruds', withSubscriptions)).toEqual({ scope: 'system/*.rs' });
+  });
+
+  it('refuses a scope that asks only what is not served, a filter, or more than the registration', () => {
+    expect(systemScope('system/Subscription.u', withSubscriptions)).toMatchObject({
+      refused: 'system/Subscription.u',
+      reason: expect.stringContaining('of Subscription'),
+    });
+    expect(systemScope('system/Subscription.rs?status=active', withSubscriptions)).toMatchObject({ refused: 'system/Subscription.rs?status=active' });
+    expect(systemScope('system/Subscription.*', { ...withSubscriptions, registered: 'system/Subscription.rs' })).toMatchObject({
+      reason: expect.stringContaining('registered'),
+    });
+    expect(systemScope('system/Subscription.*', options)).toMatchObject({ refused: 'system/Subscription.*' });
+  });
+});
+
 describe('client JWK Sets', () => {
   it('accepts public RSA and EC keys with a kid, and says which algorithms each verifies', async () => {
     const rsa = { ...(await exportJWK((await generateKeyPair('RS384', { extractable: true })).publicKey)), kid: 'rsa' };

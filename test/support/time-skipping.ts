@@ -5,6 +5,7 @@ import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createActivities } from '../../activities';
+import type { FocusReader } from '../../activities/subscriptions';
 import { type Database, type DatabaseHandle, openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { ensureSearchAttributes } from '../../runtime/temporal';
@@ -25,7 +26,10 @@ export interface TimeSkippingEnvironment {
 }
 
 /** A client and a worker (the real activities, on `db`) on the run's shared time-skipping server. */
-export async function timeSkippingEnvironment(db: Database): Promise<TimeSkippingEnvironment> {
+/** The base URL the worker's activities name FHIR resources under (subscription notifications). */
+export const TIME_SKIPPING_BASE_URL = 'http://sandbox.test';
+
+export async function timeSkippingEnvironment(db: Database, options: { readFocus?: FocusReader } = {}): Promise<TimeSkippingEnvironment> {
   const address = inject('timeSkippingAddress');
   const namespace = inject('timeSkippingNamespace');
   const taskQueue = `time-skipping-${randomUUID()}`;
@@ -39,7 +43,7 @@ export async function timeSkippingEnvironment(db: Database): Promise<TimeSkippin
     namespace,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000 }),
+    activities: createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000, publicBaseUrl: TIME_SKIPPING_BASE_URL, ...options }),
   });
   const running = worker.run();
 

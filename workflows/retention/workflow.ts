@@ -27,6 +27,7 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
     deliveries: 0,
     aggregator_queries: 0,
     bulk_exports: 0,
+    prior_authorizations: 0,
     delivery_attempts: 0,
   };
   const retained = now - input.deliveryRetentionDays * DAY_MS;

@@ -1,0 +1,9 @@
+/**
+ * Resource types the FHIR endpoint keeps per organization, beyond the synthetic world every client
+ * reads: each with the SMART permissions its interactions take (a system token's `system/<type>.<cruds>`
+ * scopes grant these, smart/scopes.ts systemScope). Subscriptions are created, read, searched and
+ * deleted; an update is not served.
+ */
+export const ORGANIZATION_RESOURCE_PERMISSIONS = {
+  Subscription: ['create', 'read', 'delete', 'search'],
+} as const satisfies Readonly<Record<string, readonly ('create' | 'read' | 'update' | 'delete' | 'search')[]>>;
