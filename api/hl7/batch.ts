@@ -3,7 +3,7 @@ import { acceptHl7, type Hl7AcceptDependencies, type Hl7Recipient, SEND_AGAIN } 
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack } from '../../hl7/ack';
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
-import { acknowledgementsFor } from '../../hl7/inject';
+import { acceptedAck, acknowledgementsFor } from '../../hl7/inject';
 import type { Hl7ConformanceMode } from '../../hl7/vocabulary';
 import type { PrivacyMode } from '../../privacy/guard';
 import { ApiProblem } from '../http/problem';
@@ -64,7 +64,7 @@ export async function injectHl7Batch(
       if (acceptance.kind === 'accepted') {
         deliveryId = acceptance.delivery.id;
         accepted++;
-        application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`);
+        application = acceptedAck(addressee, acceptance.outcome, deliveryId);
       } else application = acceptance.outcome.ack;
     } catch (error) {
       if (error instanceof ApiProblem) throw error;
