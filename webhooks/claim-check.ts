@@ -4,17 +4,18 @@ import type { Database } from '../platform/database';
 import type { NewDelivery } from './delivery-records';
 
 /**
- * Claim checks for large envelopes. Temporal refuses a payload over 2 MB, and a 256 KiB HL7 v2
- * message maps to an envelope of several MiB; every workflow input and activity argument is also kept
- * in the run's history, twice for a delivery (its input, then its first attempt's). So an envelope
- * over STAGE_ENVELOPES_OVER_BYTES is stored in Postgres before the workflow starts, and the workflow
- * and its activities carry only the delivery's id: the activity that records the delivery moves the
- * envelope into the delivery row, where every attempt and replay reads it, as for any delivery.
+ * Claim checks. Every workflow input and activity argument is kept in the run's history (twice for a
+ * delivery: its input, then its first attempt's) for the namespace's retention, beyond the sandbox's
+ * own retention limits, and Temporal refuses a payload over 2 MB (a 256 KiB HL7 v2 message maps to an
+ * envelope of several MiB). So every delivery the API starts, which carries what a partner sent (an
+ * HL7 message's Bundle), is stored in Postgres before its workflow starts, and the workflow and its
+ * activities carry only the delivery's id (docs/api/privacy.md): the activity that records the
+ * delivery moves the envelope into the delivery row, where every attempt and replay reads it. That
+ * costs a delivery two more database statements (stage; then move and check): recording a 2 KiB
+ * delivery took 3–5 ms inline and 7–11 ms through a claim check (a 2-core machine, loaded).
  *
- * Smaller envelopes travel inline. A claim check costs a delivery two more database statements
- * (stage; then move and check): recording a 2 KiB delivery took 3–5 ms inline and 7–11 ms through a
- * claim check (this 2-core machine, loaded), on every delivery, for a history that stays far below
- * Temporal's limits at 64 KiB (its blob-size warning is at 512 KiB).
+ * Deliveries a workflow starts (scenario steps, reports) carry the sandbox's own synthetic content and
+ * travel inline unless their envelope is over STAGE_ENVELOPES_OVER_BYTES.
  */
 export const STAGE_ENVELOPES_OVER_BYTES = 64 * 1024;
 
@@ -30,11 +31,10 @@ export const isStaged = (delivery: CarriedDelivery): delivery is StagedDelivery 
 export const needsClaimCheck = (envelopeBody: string) => Buffer.byteLength(envelopeBody, 'utf8') > STAGE_ENVELOPES_OVER_BYTES;
 
 /**
- * The delivery as its workflow should carry it: unchanged when small; else its envelope is stored
- * under its id first (again on a retried request: the same id, kept once) and the claim check returned.
+ * The delivery as its workflow carries it, whatever its size: its envelope stored under its id first
+ * (again on a retried request: the same id, kept once) and the claim check returned.
  */
-export async function checkIn(db: Database, delivery: NewDelivery): Promise<CarriedDelivery> {
-  if (!needsClaimCheck(delivery.envelopeBody)) return delivery;
+export async function checkIn(db: Database, delivery: NewDelivery): Promise<StagedDelivery> {
   const { envelopeBody, ...claim } = delivery;
   // Not once the delivery is recorded (a retried request after the first one's workflow took it): nothing would take it again.
   await db.execute(sql`
