@@ -1,21 +1,18 @@
-import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
+import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import {
   aggregatorQueries,
   bulkExports,
-  deliveries,
-  deliveryAttempts,
   idempotencyKeys,
   priorAuthorizations,
   smartAuthorizations,
   smartClientAssertions,
   smartLaunches,
   smartTokens,
-  stagedEnvelopes,
 } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../platform/retention';
-import { TERMINAL_DELIVERY_STATUSES } from '../webhooks/vocabulary';
+import { purgeFinishedDeliveries } from '../webhooks/delivery-records';
 
 export interface PurgeResult {
   rows: number;
@@ -79,43 +76,8 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         .returning({ jti: smartClientAssertions.jti });
       return { rows: gone.length, attempts: 0 };
     },
-    // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or
-    // changed) since the cutoff unless it arrived before the maximum cutoff (a replay does not keep
-    // an envelope for ever), nor one whose attempt is still being sent. The rows are locked as they
-    // are picked, and a row a replay is changing right now is skipped, so none is deleted under it. A
-    // claim check's staged envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
-    deliveries: (cutoff, batchSize, maximumCutoff) =>
-      db.transaction(async (tx) => {
-        const orphans = tx
-          .select({ deliveryId: stagedEnvelopes.deliveryId })
-          .from(stagedEnvelopes)
-          .where(lt(stagedEnvelopes.createdAt, cutoff))
-          .limit(batchSize);
-        await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
-        const sending = tx
-          .select({ id: deliveryAttempts.id })
-          .from(deliveryAttempts)
-          .where(and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.outcome, 'sending')));
-        const batch = await tx
-          .select({ id: deliveries.id })
-          .from(deliveries)
-          .where(
-            and(
-              lt(deliveries.createdAt, cutoff),
-              or(lt(deliveries.updatedAt, cutoff), lt(deliveries.createdAt, maximumCutoff)),
-              inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
-              notExists(sending),
-            ),
-          )
-          .orderBy(asc(deliveries.createdAt))
-          .limit(batchSize)
-          .for('update', { skipLocked: true });
-        if (batch.length === 0) return { rows: 0, attempts: 0 };
-        const ids = batch.map((row) => row.id);
-        const attempts = await tx.delete(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).returning({ id: deliveryAttempts.id });
-        const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
-        return { rows: gone.length, attempts: attempts.length };
-      }),
+    // Finished deliveries with no work in flight: their owner decides which may go.
+    deliveries: (cutoff, batchSize, maximumCutoff) => purgeFinishedDeliveries(db, cutoff, batchSize, maximumCutoff),
     // Counted from arrival, whatever became of the query: its request holds the demographics it was sent.
     aggregator_queries: async (cutoff, batchSize) => {
       const batch = db.select({ id: aggregatorQueries.id }).from(aggregatorQueries).where(lt(aggregatorQueries.createdAt, cutoff)).limit(batchSize);

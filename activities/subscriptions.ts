@@ -9,8 +9,8 @@ import { SUBSCRIPTION_EVENTS, type SubscriptionTopicUrl } from '../fhir/subscrip
 import type { Database } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { CarriedDelivery } from '../webhooks/claim-check';
-import { attemptsOf, findDelivery, type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import { newDelivery } from '../webhooks/new-delivery';
+import { attemptsOf, findDelivery, recordNewDelivery } from '../webhooks/delivery-records';
+import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 
 /**
  * What an event's focus is, for its organization: the resource (a full-resource notification

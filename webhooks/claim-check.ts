@@ -1,18 +1,15 @@
-import { sql } from 'drizzle-orm';
-import { deliveries, stagedEnvelopes } from '../drizzle/schema';
-import type { Database } from '../platform/database';
-import type { NewDelivery } from './delivery-records';
+import type { NewDelivery } from './new-delivery';
 
 /**
  * Claim checks. Every workflow input and activity argument is kept in the run's history (twice for a
  * delivery: its input, then its first attempt's) for the namespace's retention, beyond the sandbox's
  * own retention limits, and Temporal refuses a payload over 2 MB (a 256 KiB HL7 v2 message maps to an
  * envelope of several MiB). So every delivery the API starts, which carries what a partner sent (an
- * HL7 message's Bundle), is stored in Postgres before its workflow starts, and the workflow and its
- * activities carry only the delivery's id (docs/api/privacy.md): the activity that records the
- * delivery moves the envelope into the delivery row, where every attempt and replay reads it. That
- * costs a delivery two more database statements (stage; then move and check): recording a 2 KiB
- * delivery took 3–5 ms inline and 7–11 ms through a claim check (a 2-core machine, loaded).
+ * HL7 message's Bundle), is stored in Postgres before its workflow starts (checkIn in
+ * webhooks/delivery-records.ts), and the workflow and its activities carry only the delivery's id
+ * (docs/api/privacy.md): the activity that records the delivery moves the envelope into the delivery
+ * row, where every attempt and replay reads it. That costs a delivery two more database statements
+ * (stage; then move and check; figures: docs/benchmarks.md, Webhook deliveries).
  *
  * Deliveries a workflow starts (scenario steps, reports) carry the sandbox's own synthetic content and
  * travel inline unless their envelope is over STAGE_ENVELOPES_OVER_BYTES.
@@ -29,18 +26,3 @@ export const isStaged = (delivery: CarriedDelivery): delivery is StagedDelivery 
 
 /** Whether this envelope travels as a claim check. */
 export const needsClaimCheck = (envelopeBody: string) => Buffer.byteLength(envelopeBody, 'utf8') > STAGE_ENVELOPES_OVER_BYTES;
-
-/**
- * The delivery as its workflow carries it, whatever its size: its envelope stored under its id first
- * (again on a retried request: the same id, kept once) and the claim check returned.
- */
-export async function checkIn(db: Database, delivery: NewDelivery): Promise<StagedDelivery> {
-  const { envelopeBody, ...claim } = delivery;
-  // Not once the delivery is recorded (a retried request after the first one's workflow took it): nothing would take it again.
-  await db.execute(sql`
-    insert into ${stagedEnvelopes} (delivery_id, organization_id, envelope_body)
-    select ${delivery.id}, ${delivery.organizationId}, ${envelopeBody}
-    where not exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id})
-    on conflict do nothing`);
-  return { ...claim, envelopeStaged: true };
-}
