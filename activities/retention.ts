@@ -1,10 +1,10 @@
 import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
 import {
   aggregatorQueries,
   bulkExports,
   idempotencyKeys,
-  priorAuthorizations,
   smartAuthorizations,
   smartClientAssertions,
   smartLaunches,
@@ -90,16 +90,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
       return { rows: gone.length, attempts: 0 };
     },
-    // An authorization past its expiry, its submissions (the request Bundles) with it (cascade).
-    prior_authorizations: async (cutoff, batchSize) => {
-      const batch = db
-        .select({ id: priorAuthorizations.id })
-        .from(priorAuthorizations)
-        .where(lt(priorAuthorizations.expiresAt, cutoff))
-        .limit(batchSize);
-      const gone = await db.delete(priorAuthorizations).where(inArray(priorAuthorizations.id, batch)).returning({ id: priorAuthorizations.id });
-      return { rows: gone.length, attempts: 0 };
-    },
+    prior_authorizations: async (cutoff, batchSize) => ({ rows: await purgeExpiredAuthorizations(db, cutoff, batchSize), attempts: 0 }),
   };
 
   return {

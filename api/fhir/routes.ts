@@ -17,6 +17,7 @@ import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope, realIdentifiersRefusedInFhir } from './patient-match';
+import { priorAuthorizationRouter } from './prior-authorization';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -59,6 +60,7 @@ export function fhirRouter({
   // jsonOnly too, as its files are NDJSON (it checks Accept itself).
   router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken, jsonOnly }));
   router.use(base, jsonOnly);
+  router.use(priorAuthorizationRouter({ db, workflows, withToken, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }));
   router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
