@@ -12,7 +12,7 @@ import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
 import { worldMpi } from '../interop/mpi/world';
 import type { Database } from '../platform/database';
-import type { NewDelivery } from '../webhooks/delivery-records';
+import type { NewDelivery } from '../webhooks/new-delivery';
 import { newDelivery } from '../webhooks/new-delivery';
 
 export interface AggregatorActivityDependencies {

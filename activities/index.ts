@@ -1,14 +1,18 @@
 import { count } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { readClaimResponseFocus } from '../claims/pas/authorization-records';
 import { organizations } from '../drizzle/schema';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
+import { smartUrls } from '../smart/endpoints';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
+import { createPriorAuthActivities } from './prior-auth';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
+import { createSubscriptionActivities, type FocusReader } from './subscriptions';
 
 export interface ActivityDependencies {
   db: Database;
@@ -22,6 +26,10 @@ export interface ActivityDependencies {
   logger?: Logger;
   /** The synthetic world scenario runs and the aggregator's simulated sources draw on; the committed one when absent. */
   fhirStore?: FhirStore;
+  /** PUBLIC_BASE_URL: subscription notifications name the subscription and their focus by their URLs under it. */
+  publicBaseUrl: string;
+  /** What a subscription event's focus is (activities/subscriptions.ts FocusReader): the PAS authorizations' ClaimResponse when absent. */
+  readFocus?: FocusReader;
 }
 
 /**
@@ -36,6 +44,8 @@ export function createActivities({
   resolveHost,
   logger,
   fhirStore = loadFhirStore(),
+  publicBaseUrl,
+  readFocus = readClaimResponseFocus,
 }: ActivityDependencies) {
   return {
     ...createDeliveryActivities({
@@ -49,6 +59,8 @@ export function createActivities({
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
     ...createExportActivities({ db, fhirStore }),
+    ...createPriorAuthActivities({ db }),
+    ...createSubscriptionActivities({ db, fhirBase: smartUrls(publicBaseUrl).fhirBase, readFocus }),
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {

@@ -1,19 +1,10 @@
-import { and, asc, eq, inArray, isNull, lt, notExists, or, sql } from 'drizzle-orm';
+import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import {
-  bulkExports,
-  deliveries,
-  deliveryAttempts,
-  idempotencyKeys,
-  smartAuthorizations,
-  smartClientAssertions,
-  smartLaunches,
-  smartTokens,
-  stagedEnvelopes,
-} from '../drizzle/schema';
+import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
+import { bulkExports, idempotencyKeys, smartAuthorizations, smartClientAssertions, smartLaunches, smartTokens } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../platform/retention';
-import { TERMINAL_DELIVERY_STATUSES } from '../webhooks/vocabulary';
+import { purgeFinishedDeliveries } from '../webhooks/delivery-records';
 
 export interface PurgeResult {
   rows: number;
@@ -77,48 +68,15 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
         .returning({ jti: smartClientAssertions.jti });
       return { rows: gone.length, attempts: 0 };
     },
-    // Finished deliveries with no work in flight: not one waiting on a retry, nor one replayed (or
-    // changed) since the cutoff, nor one whose attempt is still being sent. The rows are locked as they
-    // are picked, and a row a replay is changing right now is skipped, so none is deleted under it. A
-    // claim check's staged envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
-    deliveries: (cutoff, batchSize) =>
-      db.transaction(async (tx) => {
-        const orphans = tx
-          .select({ deliveryId: stagedEnvelopes.deliveryId })
-          .from(stagedEnvelopes)
-          .where(lt(stagedEnvelopes.createdAt, cutoff))
-          .limit(batchSize);
-        await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
-        const sending = tx
-          .select({ id: deliveryAttempts.id })
-          .from(deliveryAttempts)
-          .where(and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.outcome, 'sending')));
-        const batch = await tx
-          .select({ id: deliveries.id })
-          .from(deliveries)
-          .where(
-            and(
-              lt(deliveries.createdAt, cutoff),
-              lt(deliveries.updatedAt, cutoff),
-              inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
-              notExists(sending),
-            ),
-          )
-          .orderBy(asc(deliveries.createdAt))
-          .limit(batchSize)
-          .for('update', { skipLocked: true });
-        if (batch.length === 0) return { rows: 0, attempts: 0 };
-        const ids = batch.map((row) => row.id);
-        const attempts = await tx.delete(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).returning({ id: deliveryAttempts.id });
-        const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
-        return { rows: gone.length, attempts: attempts.length };
-      }),
+    // Finished deliveries with no work in flight: their owner decides which may go.
+    deliveries: (cutoff, batchSize) => purgeFinishedDeliveries(db, cutoff, batchSize),
     // An export past its expiry, its files with it (cascade): ended a while ago, or abandoned (api/fhir/bulk-export.ts).
     bulk_exports: async (cutoff, batchSize) => {
       const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);
       const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
       return { rows: gone.length, attempts: 0 };
     },
+    prior_authorizations: async (cutoff, batchSize) => ({ rows: await purgeExpiredAuthorizations(db, cutoff, batchSize), attempts: 0 }),
   };
 
   return {

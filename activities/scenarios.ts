@@ -6,7 +6,7 @@ import { resourceStamp, stepDeliveryId, stepEventId } from '../scenarios/ids';
 import type { RunPlan } from '../scenarios/plan';
 import type { NewScenarioRun, ScenarioProgress } from '../scenarios/run';
 import { findRun, recordNewRun, recordRunProgress } from '../scenarios/run-records';
-import type { NewDelivery } from '../webhooks/delivery-records';
+import type { NewDelivery } from '../webhooks/new-delivery';
 import { newDelivery } from '../webhooks/new-delivery';
 
 export interface ScenarioActivityDependencies {

@@ -5,7 +5,7 @@ import { canEvaluate } from '../fhir/search-parameters';
 import type { FhirStore } from '../fixtures/store';
 import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
-import { createCostBudget } from '../platform/cost-budget';
+import { type CostBudget, createCostBudget } from '../platform/cost-budget';
 import type { Database, Listen } from '../platform/database';
 import { createWorkflowGateway } from '../platform/workflow-gateway';
 import { createAuthorizationFlow } from '../smart/authorizations';
@@ -34,6 +34,7 @@ import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
+import { priorAuthSandboxRoutes } from './sandbox/prior-auth';
 import { sandboxResourceRoutes } from './sandbox/resources';
 import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
@@ -58,6 +59,8 @@ export interface ApiDependencies {
   fhirStore: FhirStore;
   /** The DNS lookup webhook URLs are checked with when configured; the system resolver when absent. */
   resolveHost?: ResolveHost;
+  /** The per-address failed-authentication budget (FAILED_AUTH_PER_MINUTE), shared with the MLLP listener; a new one when absent. */
+  failedAuthentications?: CostBudget;
 }
 
 /**
@@ -79,6 +82,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
     ...scenarioRoutes({ ...deps, workflows }),
+    ...priorAuthSandboxRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),
     ...credentialingRoutes(deps),
@@ -92,7 +96,8 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(requestContext(deps.logger));
   // Before any body is read or credential looked up: budgets per address for what has no API key to count against.
   const { FAILED_AUTH_PER_MINUTE, OAUTH_RATE_LIMIT_PER_MINUTE, FHIR_RATE_LIMIT_PER_MINUTE } = deps.config;
-  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(createCostBudget(FAILED_AUTH_PER_MINUTE), FAILED_AUTH_PER_MINUTE));
+  const failedAuthentications = deps.failedAuthentications ?? createCostBudget(FAILED_AUTH_PER_MINUTE);
+  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(failedAuthentications, FAILED_AUTH_PER_MINUTE));
   app.use(
     '/oauth',
     costLimit({ budget: createCostBudget(OAUTH_RATE_LIMIT_PER_MINUTE), surface: 'OAuth', perMinute: OAUTH_RATE_LIMIT_PER_MINUTE, costOf: oauthCost }),

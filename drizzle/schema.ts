@@ -1,4 +1,6 @@
-import { type AnyPgColumn, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { AUTHORIZATION_DECISIONS, PRIOR_AUTH_OUTCOMES } from '../claims/pas/vocabulary';
+import { NOTIFICATION_TYPES, PAYLOAD_CONTENTS, PAYLOAD_MIME_TYPES, SUBSCRIPTION_STATUSES } from '../fhir/subscriptions/vocabulary';
 import { HL7_CONFORMANCE_MODES } from '../hl7/vocabulary';
 import { AGGREGATOR_QUERY_STATUSES } from '../interop/aggregator/vocabulary';
 import { EXPORT_FILE_KINDS, EXPORT_STATUSES } from '../interop/bulk-export/vocabulary';
@@ -135,6 +137,8 @@ export const deliveries = pgTable(
     hl7ControlId: text('hl7_control_id'),
     /** For a `webhook.delivery.exhausted` delivery: the delivery that failed for good (one report per failure). */
     sourceDeliveryId: text('source_delivery_id').references((): AnyPgColumn => deliveries.id, { onDelete: 'set null' }),
+    /** The FHIR Subscription this delivery notifies (its endpoint, headers and MIME type are the target), when one does. */
+    subscriptionId: text('subscription_id').references((): AnyPgColumn => fhirSubscriptions.id),
     /** The scenario run and step that emitted this delivery, when a run did. */
     runId: text('run_id'),
     stepId: text('step_id'),
@@ -423,6 +427,10 @@ export const bulkExports = pgTable(
     organizationId: text('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The SMART client whose token started it: only that client's tokens see it (Bulk Data: the data the client is authorized for). */
+    clientId: text('client_id')
+      .notNull()
+      .references(() => smartClients.id, { onDelete: 'cascade' }),
     status: text('status', { enum: EXPORT_STATUSES }).notNull(),
     /** The kick-off as parsed (interop/bulk-export/request.ts), its URL included (the manifest's `request`). */
     request: jsonb('request').notNull(),
@@ -465,3 +473,145 @@ export const bulkExportFiles = pgTable(
 
 export type BulkExport = typeof bulkExports.$inferSelect;
 export type BulkExportFile = typeof bulkExportFiles.$inferSelect;
+
+/**
+ * One prior authorization a partner asked for with Da Vinci PAS `$submit`, found by its
+ * organization and the Claim's business identifier. Its workflow decides it (claims/pas/): `state`
+ * is each item's review action and the authorization number, `response` the PAS response Bundle as
+ * last answered. Written only by claims/pas/authorization-records.ts.
+ */
+export const priorAuthorizations = pgTable(
+  'prior_authorizations',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The Claim's business identifier as `system|value`. */
+    claimKey: text('claim_key').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    payerId: text('payer_id').notNull(),
+    expedited: boolean('expedited').notNull(),
+    /** The outcome the partner chose (header, test member id or organization default); null: the payer rules decide. */
+    requestedOutcome: text('requested_outcome', { enum: PRIOR_AUTH_OUTCOMES }),
+    /** How it was chosen: `header`, `member_id`, `organization` or `payer_rules`. */
+    outcomeSource: text('outcome_source').notNull(),
+    decision: text('decision', { enum: AUTHORIZATION_DECISIONS }),
+    /** The requesting provider's identifiers (`system|value`): the Subscription topic's org-identifier filter. */
+    providerIdentifiers: jsonb('provider_identifiers').$type<string[]>().notNull(),
+    /** Per item: review action, quantity, cancelled (claims/pas/decision.ts); null until assessed. */
+    state: jsonb('state'),
+    /** The PAS response Bundle as last answered; null until assessed. */
+    response: jsonb('response'),
+    /** When a pended decision is due (real time at the organization's pace); null otherwise. */
+    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** When its workflow ended (no update can follow). */
+    closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
+    /** When the retention Schedule deletes it: a while after it closes (or, never started, after its submission). */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    uniqueIndex('prior_authorizations_claim_idx').on(table.organizationId, table.claimKey),
+    index('prior_authorizations_expires_at_idx').on(table.expiresAt),
+  ],
+);
+
+/**
+ * Each PAS request of an authorization, the first and every claim update, as received (after the
+ * privacy guard): the workflow reads them by id, so no patient content rides in its input.
+ */
+export const priorAuthSubmissions = pgTable(
+  'prior_auth_submissions',
+  {
+    id: text('id').primaryKey(),
+    authorizationId: text('authorization_id')
+      .notNull()
+      .references(() => priorAuthorizations.id, { onDelete: 'cascade' }),
+    /** The request Bundle. */
+    request: jsonb('request').notNull(),
+    /** What the payer reads from it (claims/pas/request.ts). */
+    summary: jsonb('summary').notNull(),
+    /** The outcome this request chose (header or test member id); null: as the authorization's. */
+    requestedOutcome: text('requested_outcome', { enum: PRIOR_AUTH_OUTCOMES }),
+    /** When the workflow applied it (a retried step finds it applied). */
+    appliedAt: timestamp('applied_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (table) => [index('prior_auth_submissions_authorization_idx').on(table.authorizationId, table.createdAt)],
+);
+
+/** An organization's sandbox settings for its PAS submissions: the pace pended decisions move at, and an outcome for all. */
+export const priorAuthSettings = pgTable('prior_auth_settings', {
+  organizationId: text('organization_id')
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: 'cascade' }),
+  /** `{ mode, time_scale }`, as scenario runs have it. */
+  pace: jsonb('pace').notNull(),
+  outcome: text('outcome', { enum: PRIOR_AUTH_OUTCOMES }),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export type PriorAuthorization = typeof priorAuthorizations.$inferSelect;
+export type PriorAuthSubmission = typeof priorAuthSubmissions.$inferSelect;
+
+/**
+ * FHIR Subscriptions (R4 Subscriptions Backport, docs/api/fhir-subscriptions.md): what each one honours,
+ * normalised from the resource its organization POSTed, and its state. Its workflow,
+ * `subscription-<id>`, runs the handshake and the heartbeats; a DELETE turns it `off` and stamps
+ * `deleted_at` (the row stays, so the deliveries sent for it keep their subscription).
+ */
+export const fhirSubscriptions = pgTable(
+  'fhir_subscriptions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: SUBSCRIPTION_STATUSES }).notNull(),
+    topic: text('topic').notNull(),
+    /** The filters (fhir/subscriptions/request.ts SubscriptionFilter): name, value, and the text the client wrote. */
+    filters: jsonb('filters').$type<{ name: string; value: string; text: string }[]>().notNull(),
+    endpoint: text('endpoint').notNull(),
+    /** `channel.header` values, sent as HTTP headers with every notification (they may hold the partner's credentials: never logged). */
+    headers: jsonb('headers').$type<string[]>().notNull(),
+    payloadMime: text('payload_mime', { enum: PAYLOAD_MIME_TYPES }).notNull(),
+    content: text('content', { enum: PAYLOAD_CONTENTS }).notNull(),
+    heartbeatSeconds: integer('heartbeat_seconds'),
+    reason: text('reason').notNull(),
+    endAt: timestamp('end_at', { withTimezone: true, mode: 'date' }),
+    /** Events notified since the subscription started (the backport's events-since-subscription-start): each event takes the next number. */
+    eventsSinceStart: integer('events_since_start').notNull().default(0),
+    /** Why it is in `error`: the handshake or a notification that failed for good. */
+    error: text('error'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('fhir_subscriptions_organization_idx').on(table.organizationId, table.topic, table.status)],
+);
+
+/**
+ * Each notification a subscription was sent, once: its type, the event number of an event, and the
+ * delivery that carries it. A step that runs again (a retried activity) finds its notification here
+ * and sends nothing twice.
+ */
+export const subscriptionNotifications = pgTable(
+  'subscription_notifications',
+  {
+    subscriptionId: text('subscription_id')
+      .notNull()
+      .references(() => fhirSubscriptions.id, { onDelete: 'cascade' }),
+    /** The sender's key for it (`handshake`, `heartbeat-3`, an event's workflow and step), unique per subscription. */
+    noticeKey: text('notice_key').notNull(),
+    type: text('type', { enum: NOTIFICATION_TYPES }).notNull(),
+    /** An event's number (events-since-subscription-start once it is counted); null for a handshake or heartbeat. */
+    eventNumber: integer('event_number'),
+    deliveryId: text('delivery_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.subscriptionId, table.noticeKey] })],
+);
+
+export type FhirSubscription = typeof fhirSubscriptions.$inferSelect;

@@ -20,6 +20,20 @@ export const BULK_EXPORT_OPERATIONS = {
   },
 } as const;
 
+/** Da Vinci PAS 2.2.1's operations on Claim (docs/api/prior-authorization.md). */
+const PAS_OPERATIONS = [
+  {
+    name: 'submit',
+    definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-submit',
+    documentation: 'A PAS request Bundle in, a PAS response Bundle out; needs a system-level token with system/Claim.c',
+  },
+  {
+    name: 'inquire',
+    definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-inquiry',
+    documentation: "A PAS inquiry Bundle in, the authorization's current state out; needs a system-level token with system/Claim.c",
+  },
+];
+
 /**
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
  * served, secured by SMART on FHIR (the `oauth-uris` extension and the SMART-on-FHIR service).
@@ -70,6 +84,7 @@ export function capabilityStatement(options: {
         }
       : {}),
     ...(type === 'Group' ? { operation: [BULK_EXPORT_OPERATIONS.group] } : {}),
+    ...(type === 'Claim' ? { operation: PAS_OPERATIONS } : {}),
   }));
   return {
     resourceType: 'CapabilityStatement',

@@ -38,3 +38,27 @@ export function operationOutcome(
 ): OperationOutcome {
   return { resourceType: 'OperationOutcome', issue: [{ severity, code, diagnostics }] };
 }
+
+/** One problem of a resource a client sent, at the element it concerns (a FHIRPath `expression`). */
+export interface ElementIssue {
+  code: IssueCode;
+  diagnostics: string;
+  expression: string;
+}
+
+/** A resource refused for several reasons at once: every issue, each naming its element, in one OperationOutcome. */
+export class FhirIssuesError extends FhirError {
+  constructor(
+    status: number,
+    readonly issues: readonly ElementIssue[],
+  ) {
+    super(status, issues[0]?.code ?? 'invalid', issues.map((issue) => `${issue.expression}: ${issue.diagnostics}`).join(' '));
+  }
+
+  override outcome(): OperationOutcome {
+    return {
+      resourceType: 'OperationOutcome',
+      issue: this.issues.map((issue) => ({ severity: 'error', code: issue.code, diagnostics: issue.diagnostics, expression: [issue.expression] })),
+    };
+  }
+}

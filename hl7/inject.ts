@@ -1,100 +1,11 @@
-import { and, eq } from 'drizzle-orm';
-import { connections, hl7Identities } from '../drizzle/schema';
 import type { CostBudget } from '../platform/cost-budget';
-import type { Database } from '../platform/database';
-import { type NewDelivery, recordNewDelivery } from '../webhooks/delivery-records';
-import { newDelivery } from '../webhooks/new-delivery';
+import { acceptHl7, type Hl7Acceptance, type Hl7AcceptDependencies, type Hl7Recipient, SEND_AGAIN } from './accept';
 import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
 import { batchAck, isBatchOrStream, splitStream } from './batch';
-import { authenticateMllpToken, type MllpSender } from './credentials';
+import { authenticateMllpToken, createMllpAuthenticator, type MllpAuthentication, type MllpConnection } from './credentials';
 import { readMsh, withoutMsh8 } from './header';
-import { processHl7OffLoop } from './off-loop';
-import type { PortableHl7Outcome } from './portable-outcome';
 import { processHl7 } from './process';
 import type { Hl7Problem } from './validate';
-import type { Hl7ConformanceMode } from './vocabulary';
-
-/**
- * An accepted HL7 message becomes an ordinary webhook delivery: its Bundle in the envelope, under
- * the trigger's catalog event, sent by the delivery workflow (signed, retried, replayable), with the
- * control id (MSH-10) recorded on the delivery. The HTTP inject and the MLLP listener both use this.
- */
-
-export interface Hl7DeliveryDependencies {
-  db: Database;
-  /** Starts a delivery's workflow (api/webhooks/start-delivery.ts): given by the process, which is above the workflows. */
-  startDelivery: (delivery: NewDelivery) => Promise<unknown>;
-  /** Told about failures that do not change the answer (logging). */
-  onError?: (error: unknown) => void;
-}
-
-/** Who a message is delivered for. */
-export interface Hl7Recipient {
-  organizationId: string;
-  connectionId: string | null;
-  environment: string;
-  /** How the recipient's HL7 identity asks its messages to be checked (lenient when it has none). */
-  conformance: Hl7ConformanceMode;
-}
-
-type Acknowledged = Extract<PortableHl7Outcome, { kind: 'acknowledged' }>;
-type Accepted = Acknowledged & Required<Pick<Acknowledged, 'bundleJson' | 'header' | 'event'>>;
-
-export function isAccepted(outcome: PortableHl7Outcome): outcome is Accepted {
-  return outcome.kind === 'acknowledged' && outcome.ack.code === 'AA' && outcome.bundleJson !== undefined;
-}
-
-/** The delivery an accepted message becomes: its Bundle under its trigger's event, with its control id. */
-export function planHl7Delivery(recipient: Hl7Recipient, outcome: Accepted): NewDelivery {
-  return newDelivery({
-    organizationId: recipient.organizationId,
-    connectionId: recipient.connectionId,
-    event: outcome.event,
-    environment: recipient.environment,
-    occurredAt: new Date().toISOString(),
-    // The Bundle comes as JSON text (hl7/off-loop.ts), so it is not serialized again on the event loop.
-    resource: { json: outcome.bundleJson },
-    hl7ControlId: outcome.controlId,
-  });
-}
-
-/**
- * Starts the delivery workflow for an accepted message (the MLLP path; the HTTP inject goes through
- * api/http/accepted-work.ts) and returns the delivery's id. Once started, the delivery is accepted
- * even if recording its row here fails: the workflow records it too.
- */
-export async function deliverHl7(deps: Hl7DeliveryDependencies, recipient: Hl7Recipient, outcome: Accepted): Promise<string> {
-  const delivery = planHl7Delivery(recipient, outcome);
-  await deps.startDelivery(delivery);
-  await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
-  return delivery.id;
-}
-
-/** The connection of this organization whose HL7 identity is this receiving application and facility. */
-export async function findRecipientByIdentity(
-  db: Database,
-  organizationId: string,
-  application: string,
-  facility: string,
-): Promise<Hl7Recipient | undefined> {
-  const [row] = await db
-    .select({
-      organizationId: hl7Identities.organizationId,
-      connectionId: hl7Identities.connectionId,
-      environment: connections.environment,
-      conformance: hl7Identities.conformance,
-    })
-    .from(hl7Identities)
-    .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
-    .where(
-      and(
-        eq(hl7Identities.organizationId, organizationId),
-        eq(hl7Identities.receivingApplication, application),
-        eq(hl7Identities.receivingFacility, facility),
-      ),
-    );
-  return row;
-}
 
 /**
  * The acknowledgements MSH-15/MSH-16 ask for (hl7/ack.ts, acknowledgementsDue), in the order they
@@ -117,7 +28,6 @@ export function acknowledgementsFor(
   return answers;
 }
 
-const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
 const NO_TOKEN =
   'MSH-8 (Security) must carry the MLLP token of the connection the message is for; PUT /v1/sandbox/hl7/identities/{connection_id} issues it';
 
@@ -140,14 +50,6 @@ const errorsOf = (ack: Hl7Ack): Hl7Problem[] =>
       reject: true,
     }));
 
-/**
- * The MLLP listener's handler: the same pipeline as the HTTP inject, for each message of a frame
- * (one message, or a batch or stream of them, answered with a batch acknowledgement). MLLP carries
- * no API key: each message's MSH-8 (or its batch's BHS-8/FHS-8) must carry a connection's MLLP
- * token, checked from the header alone before the message is parsed; the message is then delivered
- * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
- * name that identity. Acknowledgements follow MSH-15/MSH-16.
- */
 /** What a message (or a batch of them) spends of its organization's HL7 budget: 1 a message, and 1 more per 16 KiB. */
 export function hl7MessageCost(text: string): number {
   let messages = 0;
@@ -160,12 +62,29 @@ export function hl7MessageCost(text: string): number {
 }
 
 /** The MLLP handler's dependencies: the delivery pipeline, and the per-organization HL7 budget (HL7_RATE_LIMIT_PER_MINUTE). */
-export interface MllpHandlerDependencies extends Hl7DeliveryDependencies {
+export interface MllpHandlerDependencies extends Hl7AcceptDependencies {
   budget: CostBudget;
+  /** The per-address failed-authentication budget HTTP spends too (FAILED_AUTH_PER_MINUTE). */
+  failedAuthentications: CostBudget;
 }
 
-export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
-  async function acknowledge(text: string, batchToken: string): Promise<string[]> {
+/**
+ * The MLLP listener's handler: the same pipeline as the HTTP inject, for each message of a frame
+ * (one message, or a batch or stream of them, answered with a batch acknowledgement). MLLP carries
+ * no API key: each message's MSH-8 (or its batch's BHS-8/FHS-8) must carry a connection's MLLP
+ * token, checked from the header alone before the message is parsed; the message is then delivered
+ * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
+ * name that identity. Acknowledgements follow MSH-15/MSH-16.
+ */
+export function mllpHandler(
+  deps: MllpHandlerDependencies,
+): (text: string, reply: (answer: string) => void, connection: MllpConnection) => Promise<void> {
+  const authenticator = createMllpAuthenticator({
+    lookUp: (token) => authenticateMllpToken(deps.db, token),
+    failures: deps.failedAuthentications,
+  });
+
+  async function acknowledge(text: string, batchToken: string, authenticate: (token: string) => Promise<MllpAuthentication>): Promise<string[]> {
     const msh = readMsh(text);
     // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
     if (!msh) return [processHl7(text).ack.er7];
@@ -177,15 +96,25 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
       return answer(application, { acceptProblems: [problem], onOurSide });
     };
 
-    let sender: MllpSender | undefined;
+    let authentication: MllpAuthentication;
     try {
-      sender = await authenticateMllpToken(deps.db, msh.raw(8).trim() || batchToken);
+      authentication = await authenticate(msh.raw(8).trim() || batchToken);
     } catch (error) {
       deps.onError?.(error);
       return refuse(mshProblem(undefined, 'The message could not be checked now (a failure on our side); send it again shortly'), true);
     }
+    if ('refused' in authentication && authentication.refused === 'failure_budget') {
+      return refuse(
+        mshProblem(
+          8,
+          `Too many failed authentications from this address; send the message again in ${authentication.retryAfterSeconds} s with a valid token`,
+        ),
+        true,
+      );
+    }
     // The same answer whatever MSH-5/MSH-6 name, so a peer without a token learns nothing of any identity.
-    if (!sender) return refuse(mshProblem(8, NO_TOKEN));
+    if (!('sender' in authentication)) return refuse(mshProblem(8, NO_TOKEN));
+    const { sender } = authentication;
     if (msh.get(5) !== sender.receivingApplication || msh.get(6) !== sender.receivingFacility) {
       const named = `${msh.get(5) || '(empty)'}/${msh.get(6) || '(empty)'}`;
       return refuse(
@@ -202,38 +131,34 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
       );
     }
 
-    let outcome: PortableHl7Outcome;
+    // The token names the recipient, and its identity how strictly to check; MSH-8 is emptied so the token reaches no Bundle.
+    // A database or Temporal outage is an AR in original mode (HL7 table 0008: rejected for a reason
+    // unrelated to the content; send it again) and a CE in enhanced mode, not a dropped connection.
+    const recipient: Hl7Recipient = sender;
+    let acceptance: Hl7Acceptance;
     try {
-      outcome = await processHl7OffLoop(withoutMsh8(text), sender.conformance);
-    } catch (error) {
-      deps.onError?.(error);
-      return refuse(mshProblem(undefined, 'The message could not be processed now (a failure on our side); send it again shortly'), true);
-    }
-    if (!isAccepted(outcome)) {
-      // A CR says why too, in case MSH-16 asks for no application ACK.
-      return answer(outcome.ack, { acceptProblems: outcome.ack.code === 'AR' ? errorsOf(outcome.ack) : [] });
-    }
-    // A database or Temporal outage at the start is an AR in original mode (HL7 table 0008: rejected for a
-    // reason unrelated to the content; send it again) and a CE in enhanced mode, not a dropped connection.
-    try {
-      const deliveryId = await deliverHl7(deps, sender, outcome);
-      return answer(buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`));
+      acceptance = await acceptHl7(deps, { text: withoutMsh8(text), conformance: recipient.conformance, recipientFor: async () => recipient });
     } catch (error) {
       deps.onError?.(error);
       return refuse(mshProblem(undefined, SEND_AGAIN), true);
     }
+    if (acceptance.kind === 'accepted') return answer(buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${acceptance.delivery.id}`));
+    // A CR says why too, in case MSH-16 asks for no application ACK.
+    const { ack } = acceptance.outcome;
+    return answer(ack, { acceptProblems: ack.code === 'AR' ? errorsOf(ack) : [] });
   }
 
-  return async (text, reply) => {
+  return async (text, reply, connection) => {
+    const authenticate = authenticator.forFrame(connection);
     if (!isBatchOrStream(text)) {
-      for (const answer of await acknowledge(text, '')) reply(answer);
+      for (const answer of await acknowledge(text, '', authenticate)) reply(answer);
       return;
     }
     const stream = splitStream(text);
     const batchToken = (stream.batch?.security || stream.file?.security) ?? '';
     const answers: string[] = [];
     for (const message of stream.messages) {
-      answers.push(...(await acknowledge(message, batchToken)));
+      answers.push(...(await acknowledge(message, batchToken, authenticate)));
       // Refusals need no I/O; a batch of thousands of them must still let the event loop turn.
       await new Promise(setImmediate);
     }

@@ -75,6 +75,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       deliverySlotsPerOrganization: config.DELIVERY_SLOTS_PER_ORGANIZATION,
       resolveHost: options.resolveHost,
       logger: options.logger,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
     }),
     workflowBundle: options.workflowBundle ?? (await bundleWorkflowsApart()),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Patient } from 'fhir/r4';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations } from '../drizzle/schema';
+import { ORGANIZATION_RESOURCE_PERMISSIONS } from '../fhir/organization-resources';
 import type { FhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
@@ -253,10 +254,21 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
    * the system scopes asked for, all of them, or a refusal naming the one that cannot be granted.
    */
   async function grantSystem(client: SmartClient, requested: string | undefined): Promise<TokenResponse> {
-    if (splitScope(requested).length === 0) {
-      throw new OAuthError('invalid_scope', 'scope is required: the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.');
+    // RFC 6749 §3.3: an omitted scope may take a default. Here it is the scope the client registered
+    // (clients such as Medplum's send none with an assertion).
+    const scope = splitScope(requested).length > 0 ? requested! : (client.scope ?? '');
+    if (splitScope(scope).length === 0) {
+      throw new OAuthError(
+        'invalid_scope',
+        'scope is required (or registered with the client): the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.',
+      );
     }
-    const granted = systemScope(requested!, { resourceTypes: fhirStore.supportedTypes, canFilter: deps.canFilter, registered: client.scope });
+    const granted = systemScope(scope, {
+      resourceTypes: fhirStore.supportedTypes,
+      canFilter: deps.canFilter,
+      registered: client.scope,
+      organizationTypes: ORGANIZATION_RESOURCE_PERMISSIONS,
+    });
     if ('refused' in granted) throw new OAuthError('invalid_scope', `${excerpt(granted.refused)} cannot be granted: ${granted.reason}.`);
     return tokens.issueSystem(client, granted.scope);
   }

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { lte } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader, importJWK, type JWTPayload, errors as joseErrors, jwtVerify, type ProtectedHeaderParameters } from 'jose';
 import { type SmartClient, smartClientAssertions } from '../drizzle/schema';
 import type { Database } from '../platform/database';
@@ -9,6 +9,12 @@ import { OAuthError } from './oauth-error';
 
 /** SMART Backend Services: `exp` no more than five minutes in the future. */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 300;
+/**
+ * How far a client's clock may be from ours, on `exp`, `nbf` and `iat` alike: clients sign with
+ * `round` or `ceil` of their time, and their clocks drift; production authorization servers allow a
+ * minute or more (docs/api/smart-backend-services.md).
+ */
+export const ASSERTION_CLOCK_SKEW_SECONDS = 60;
 /** A signed JWT with a 4096-bit RSA signature is under 2 KiB; anything far larger is not an assertion. */
 const MAX_ASSERTION_LENGTH = 8 * 1024;
 const MAX_JTI_LENGTH = 256;
@@ -29,7 +35,8 @@ export interface AssertionForm {
  * Authenticates a client by its assertion (SMART App Launch 2.x, Backend Services; RFC 7523 §3):
  * `iss` and `sub` are the client_id, `aud` the token endpoint, signed with RS384, ES384, RS256 or
  * ES256 by a key of the client's JWK Set named by `kid`, expiring within five minutes, with a `jti`
- * never seen before for this client while it is valid. Every refusal is `invalid_client`.
+ * never seen before for this client while it is valid. Times are read with ASSERTION_CLOCK_SKEW_SECONDS
+ * of allowance either way. Every refusal is `invalid_client`.
  */
 export async function authenticateByAssertion(
   db: Database,
@@ -67,22 +74,31 @@ export async function authenticateByAssertion(
       `This client is registered with token_endpoint_auth_method ${client.tokenEndpointAuthMethod}, not private_key_jwt, so it cannot authenticate with an assertion.`,
     );
   }
+  const now = options.now ?? new Date();
   const payload = await verifySignature(form.assertion, alg as AssertionAlgorithm, header.kid, await options.loadJwks(client, header.kid), {
     clientId: client.id,
     tokenEndpoint: options.tokenEndpoint,
-    now: options.now ?? new Date(),
+    now,
   });
-  const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (payload.exp! > nowSeconds + MAX_ASSERTION_LIFETIME_SECONDS) {
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  if (payload.exp > nowSeconds + MAX_ASSERTION_LIFETIME_SECONDS + ASSERTION_CLOCK_SKEW_SECONDS) {
     throw new OAuthError(
       'invalid_client',
-      `The client assertion's exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds ahead; make it short-lived.`,
+      `The client assertion's exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds ahead (${ASSERTION_CLOCK_SKEW_SECONDS} s of clock skew allowed); make it short-lived.`,
+    );
+  }
+  // jose checks iat only against a maximum age; an assertion issued in the future is a clock far off.
+  if (typeof payload.iat === 'number' && payload.iat > nowSeconds + ASSERTION_CLOCK_SKEW_SECONDS) {
+    throw new OAuthError(
+      'invalid_client',
+      `The client assertion's iat is more than ${ASSERTION_CLOCK_SKEW_SECONDS} seconds in the future; check the client's clock.`,
     );
   }
   if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > MAX_JTI_LENGTH) {
     throw new OAuthError('invalid_client', `The client assertion needs a jti: a unique value of at most ${MAX_JTI_LENGTH} characters.`);
   }
-  await spendJti(db, client.id, payload.jti, new Date(payload.exp! * 1000));
+  // Kept as long as the assertion verifies, allowance included, so it cannot be replayed meanwhile.
+  await spendJti(db, client.id, payload.jti, new Date((payload.exp + ASSERTION_CLOCK_SKEW_SECONDS) * 1000), now);
   return client;
 }
 
@@ -121,6 +137,7 @@ async function verifySignature(
         audience: expected.tokenEndpoint,
         requiredClaims: ['exp', 'jti'],
         currentDate: expected.now,
+        clockTolerance: ASSERTION_CLOCK_SKEW_SECONDS,
       });
       return payload as JWTPayload & { exp: number };
     } catch (error) {
@@ -132,7 +149,9 @@ async function verifySignature(
 }
 
 function claimRefusal(error: unknown, tokenEndpoint: string): OAuthError {
-  if (error instanceof joseErrors.JWTExpired) return new OAuthError('invalid_client', 'The client assertion has expired.');
+  if (error instanceof joseErrors.JWTExpired) {
+    return new OAuthError('invalid_client', `The client assertion has expired (${ASSERTION_CLOCK_SKEW_SECONDS} s of clock skew allowed).`);
+  }
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === 'aud') return new OAuthError('invalid_client', `The client assertion's aud must be the token endpoint, ${tokenEndpoint}.`);
     return new OAuthError('invalid_client', `The client assertion's ${error.claim} claim is not acceptable: ${error.message}.`);
@@ -143,15 +162,16 @@ function claimRefusal(error: unknown, tokenEndpoint: string): OAuthError {
 /**
  * Records the jti until the assertion expires. Of two requests with the same one, only the first
  * inserts it; a jti whose record has expired may be used again (its old assertion no longer verifies).
+ * Expiry is read on the clock that checked `exp` (`now`), never the database's, so the two agree.
  */
-async function spendJti(db: Database, clientId: string, jti: string, expiresAt: Date): Promise<void> {
+async function spendJti(db: Database, clientId: string, jti: string, expiresAt: Date, now: Date): Promise<void> {
   const [spent] = await db
     .insert(smartClientAssertions)
     .values({ clientId, jti, expiresAt })
     .onConflictDoUpdate({
       target: [smartClientAssertions.clientId, smartClientAssertions.jti],
       set: { expiresAt },
-      setWhere: sql`${smartClientAssertions.expiresAt} <= now()`,
+      setWhere: lte(smartClientAssertions.expiresAt, now),
     })
     .returning({ jti: smartClientAssertions.jti });
   if (!spent) throw new OAuthError('invalid_client', 'The client assertion has been used already: every assertion needs a new jti.');

@@ -6,11 +6,15 @@
  */
 
 export type ScopeContext = 'patient' | 'user' | 'system';
-export type Interaction = 'read' | 'search';
 
 /** SMART v2 permissions in their canonical order (`c r u d s`); v1 `.read` is `rs`, `.write` is `cud`, `.*` all five. */
 const PERMISSIONS = ['create', 'read', 'update', 'delete', 'search'] as const;
-type PermissionName = (typeof PERMISSIONS)[number];
+export type PermissionName = (typeof PERMISSIONS)[number];
+/** The interaction a request makes, named by the permission it needs. */
+export type Interaction = PermissionName;
+
+/** Types an organization keeps its own resources of (fhir/organization-resources.ts), with the permissions their interactions take. */
+export type OrganizationTypes = Readonly<Record<string, readonly PermissionName[]>>;
 
 export interface ResourceScope extends Record<PermissionName, boolean> {
   context: ScopeContext;
@@ -66,7 +70,7 @@ export function parseResourceScope(text: string): ResourceScope | null {
 
 function formatResourceScope(scope: ResourceScope): string {
   const prefix = `${scope.context}/${scope.resourceType}`;
-  if (scope.syntax === 'v1' && scope.read && scope.search) return `${prefix}.read`;
+  if (scope.syntax === 'v1' && scope.read && scope.search && !scope.create && !scope.update && !scope.delete) return `${prefix}.read`;
   const permissions = PERMISSIONS.filter((name) => scope[name])
     .map((name) => name[0])
     .join('');
@@ -128,33 +132,37 @@ function servableResourceScope(
 
 /**
  * What a client_credentials grant gives (SMART Backend Services): system-level read and search, on
- * types this endpoint serves, with filters it can evaluate, within the client's registration. It is
- * all or nothing: a scope that cannot be granted as asked (a patient- or user-level scope, a type
- * not served, a scope beyond the registration) refuses the request and says which and why, since no
- * person is there to see a narrowed grant. Writes asked for (`.write`, `c`, `u`, `d`) are left out,
- * as at authorization: this endpoint serves none.
+ * types this endpoint serves, with filters it can evaluate, and on an organization's own types
+ * (`organizationTypes`: Subscription) the permissions their interactions take, within the client's
+ * registration. It is all or nothing: a scope that cannot be granted as asked (a patient- or
+ * user-level scope, a type not served, a scope beyond the registration) refuses the request and says
+ * which and why, since no person is there to see a narrowed grant. Permissions nothing here serves
+ * (writes on the synthetic world, `update` of a Subscription) are left out of what is granted.
  */
 export function systemScope(
   requested: string,
-  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'registered'>,
+  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'registered'> & { organizationTypes?: OrganizationTypes },
 ): { scope: string } | { refused: string; reason: string } {
   const registered = splitScope(options.registered)
     .map(parseResourceScope)
     .filter((scope): scope is ResourceScope => scope !== null);
+  const organizationTypes = options.organizationTypes ?? {};
   const granted: string[] = [];
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource?.context !== 'system') {
       return { refused: text, reason: 'client_credentials grants system-level resource scopes only (system/Patient.rs, system/*.read)' };
     }
-    const servable = servableResourceScope(resource, 'system', options);
+    const served = Object.hasOwn(organizationTypes, resource.resourceType) ? organizationTypes[resource.resourceType]! : undefined;
+    const servable = served ? organizationScope(resource, served) : servableResourceScope(resource, 'system', options);
     if (!servable) {
+      const organizationServed = Object.entries(organizationTypes).map(([type, permissions]) => `${permissions.join(', ')} of ${type}`);
       return {
         refused: text,
         reason:
           resource.filter.length > 0
             ? 'its filter cannot be evaluated by this FHIR endpoint'
-            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}`,
+            : `this FHIR endpoint serves read and search of ${options.resourceTypes.join(', ')}${organizationServed.length > 0 ? `; and ${organizationServed.join('; ')}` : ''}`,
       };
     }
     if (options.registered !== null && !registered.some((allowed) => covers(allowed, servable))) {
@@ -163,6 +171,13 @@ export function systemScope(
     granted.push(formatResourceScope(servable));
   }
   return { scope: [...new Set(granted)].join(' ') };
+}
+
+/** A scope on an organization's own type, narrowed to the permissions served for it; null when it asks none of them, or filters. */
+function organizationScope(scope: ResourceScope, served: readonly PermissionName[]): ResourceScope | null {
+  const kept = PERMISSIONS.filter((name) => scope[name] && served.includes(name));
+  if (kept.length === 0 || scope.filter.length > 0) return null;
+  return { ...scope, ...(Object.fromEntries(PERMISSIONS.map((name) => [name, kept.includes(name)])) as Record<PermissionName, boolean>) };
 }
 
 /**

@@ -1,20 +1,18 @@
-import { sql } from 'drizzle-orm';
-import { deliveries, stagedEnvelopes } from '../drizzle/schema';
-import type { Database } from '../platform/database';
-import type { NewDelivery } from './delivery-records';
+import type { NewDelivery } from './new-delivery';
 
 /**
  * Claim checks for large envelopes. Temporal refuses a payload over 2 MB, and a 256 KiB HL7 v2
  * message maps to an envelope of several MiB; every workflow input and activity argument is also kept
  * in the run's history, twice for a delivery (its input, then its first attempt's). So an envelope
- * over STAGE_ENVELOPES_OVER_BYTES is stored in Postgres before the workflow starts, and the workflow
- * and its activities carry only the delivery's id: the activity that records the delivery moves the
- * envelope into the delivery row, where every attempt and replay reads it, as for any delivery.
+ * over STAGE_ENVELOPES_OVER_BYTES is stored in Postgres before the workflow starts (checkIn in
+ * webhooks/delivery-records.ts), and the workflow and its activities carry only the delivery's id:
+ * the activity that records the delivery moves the envelope into the delivery row, where every
+ * attempt and replay reads it, as for any delivery.
  *
  * Smaller envelopes travel inline. A claim check costs a delivery two more database statements
- * (stage; then move and check): recording a 2 KiB delivery took 3–5 ms inline and 7–11 ms through a
- * claim check (this 2-core machine, loaded), on every delivery, for a history that stays far below
- * Temporal's limits at 64 KiB (its blob-size warning is at 512 KiB).
+ * (stage; then move and check), which would slow the recording of every delivery (figures:
+ * docs/benchmarks.md, Webhook deliveries), for a history that stays far below Temporal's limits at
+ * 64 KiB (its blob-size warning is at 512 KiB).
  */
 export const STAGE_ENVELOPES_OVER_BYTES = 64 * 1024;
 
@@ -28,19 +26,3 @@ export const isStaged = (delivery: CarriedDelivery): delivery is StagedDelivery 
 
 /** Whether this envelope travels as a claim check. */
 export const needsClaimCheck = (envelopeBody: string) => Buffer.byteLength(envelopeBody, 'utf8') > STAGE_ENVELOPES_OVER_BYTES;
-
-/**
- * The delivery as its workflow should carry it: unchanged when small; else its envelope is stored
- * under its id first (again on a retried request: the same id, kept once) and the claim check returned.
- */
-export async function checkIn(db: Database, delivery: NewDelivery): Promise<CarriedDelivery> {
-  if (!needsClaimCheck(delivery.envelopeBody)) return delivery;
-  const { envelopeBody, ...claim } = delivery;
-  // Not once the delivery is recorded (a retried request after the first one's workflow took it): nothing would take it again.
-  await db.execute(sql`
-    insert into ${stagedEnvelopes} (delivery_id, organization_id, envelope_body)
-    select ${delivery.id}, ${delivery.organizationId}, ${envelopeBody}
-    where not exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id})
-    on conflict do nothing`);
-  return { ...claim, envelopeStaged: true };
-}

@@ -1,31 +1,50 @@
-import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, ne, notExists, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { type Delivery, type DeliveryAttempt, deliveries, deliveryAttempts, stagedEnvelopes } from '../drizzle/schema';
-import { type Database, storableText } from '../platform/database';
+import {
+  connections,
+  type Delivery,
+  type DeliveryAttempt,
+  deliveries,
+  deliveryAttempts,
+  organizations,
+  reliabilityProfiles,
+  stagedEnvelopes,
+} from '../drizzle/schema';
+import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
+import { newId } from '../platform/ids';
+import type { AttemptResult } from './attempt-result';
+import { DEFAULT_RELIABILITY_PROFILE, reliabilityProfileSchema } from './chaos';
 import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
-import type { DeliveryStatusValue } from './vocabulary';
-
-/** A delivery as the trigger creates it; also the delivery workflow's input, so either side can record it. */
-export interface NewDelivery {
-  id: string;
-  organizationId: string;
-  connectionId: string | null;
-  scenarioId: string | null;
-  event: string;
-  environment: string;
-  envelopeBody: string;
-  createdAt: string;
-  /** MSH-10 of the HL7 v2 message the delivery carries (HL7 inject only). */
-  hl7ControlId?: string | null;
-  /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
-  sourceDeliveryId?: string | null;
-  /** The scenario run and step that emitted it (scenario runs only). */
-  runId?: string | null;
-  stepId?: string | null;
-}
+import type { NewDelivery } from './new-delivery';
+import type { WebhookTarget } from './receiver-exchange';
+import { type AttemptTrigger, type ChaosMode, type DeliveryStatusValue, TERMINAL_DELIVERY_STATUSES } from './vocabulary';
 
 /**
- * Records a new delivery once, whoever comes first: the workflow's first step, which owns it, or the
+ * The one module that writes a delivery and its attempts (the `deliveries`, `delivery_attempts` and
+ * `staged_envelopes` tables): the row is inserted here (recordNewDelivery), each attempt's intent and
+ * outcome are recorded here, and `status` is written only here (`pending` on insert, `succeeded` with
+ * a 2xx's outcome, every other transition as the delivery workflow decides it, recordDeliveryState).
+ * The HTTP exchange is webhooks/receiver-exchange.ts; activities/deliveries.ts runs the two in order.
+ *
+ * How to create a delivery (every emitter: mock events, HL7, scenario steps, aggregator answers,
+ * exhausted reports, FHIR Subscription notifications):
+ * 1. Build it with `newDelivery(request)` (webhooks/new-delivery.ts): the envelope, written once, and
+ *    the record that carries it.
+ * 2. Start its delivery workflow, which records the row before its first attempt and owns it from
+ *    then on: from a request or listener, `startDelivery` (api/webhooks/start-delivery.ts, which
+ *    checks a large envelope in first); from inside a workflow, `startDeliveryChild`
+ *    (workflows/delivery/workflow.ts) with a delivery an activity built.
+ * 3. A caller outside a workflow may then call `recordNewDelivery` itself, so that its answer and a
+ *    GET right after it find the row; it inserts once, whoever comes first, and a failure there
+ *    loses nothing (the workflow records it).
+ * Adding a field to a delivery: the column in drizzle/schema.ts (and its migration), the field in
+ * NewDelivery and DeliveryRequest (webhooks/new-delivery.ts), its default in pendingDelivery below
+ * (the compiler asks for it), and the presenter (api/webhooks/delivery-presenter.ts) if partners see
+ * it; both inserts write every column the record carries.
+ */
+
+/**
+ * Records a new delivery once, whoever comes first: the workflow's first attempt, which owns it, or the
  * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
  * workflow before the row exists means a crash in between can never leave a delivery that looks
  * accepted but has no workflow. A claim check's staged envelope moves into the row within Postgres,
@@ -37,12 +56,17 @@ export async function recordNewDelivery(db: Database, delivery: CarriedDelivery)
     if (await moveStagedEnvelope(db, delivery)) return;
     if (isStaged(delivery)) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
   }
-  const createdAt = new Date(delivery.createdAt);
   await db
     .insert(deliveries)
-    // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
-    .values({ ...delivery, hl7ControlId: storableText(delivery.hl7ControlId), status: 'pending', createdAt, updatedAt: createdAt })
+    .values({ ...newRow(delivery), envelopeBody: delivery.envelopeBody })
     .onConflictDoNothing();
+}
+
+/** A new delivery's row but its envelope, as both ways of inserting it write it. */
+function newRow(delivery: CarriedDelivery): Omit<Delivery, 'envelopeBody'> {
+  const { envelopeBody: _, ...row } = pendingDelivery({ ...delivery, envelopeBody: '' });
+  // MSH-10 is the message's own text, which may decode to a NUL (`\X00\`): kept, made storable.
+  return { ...row, hl7ControlId: storableText(row.hl7ControlId) };
 }
 
 /**
@@ -50,22 +74,13 @@ export async function recordNewDelivery(db: Database, delivery: CarriedDelivery)
  * copy (whether or not the row was there already). True when the row exists now.
  */
 async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Promise<boolean> {
-  const createdAt = new Date(delivery.createdAt);
-  const fields: [PgColumn, unknown][] = [
-    [deliveries.id, delivery.id],
-    [deliveries.organizationId, delivery.organizationId],
-    [deliveries.connectionId, delivery.connectionId],
-    [deliveries.scenarioId, delivery.scenarioId],
-    [deliveries.event, delivery.event],
-    [deliveries.environment, delivery.environment],
-    [deliveries.status, 'pending'],
-    [deliveries.hl7ControlId, storableText(delivery.hl7ControlId) ?? null],
-    [deliveries.sourceDeliveryId, delivery.sourceDeliveryId ?? null],
-    [deliveries.runId, delivery.runId ?? null],
-    [deliveries.stepId, delivery.stepId ?? null],
-    [deliveries.createdAt, createdAt.toISOString()],
-    [deliveries.updatedAt, createdAt.toISOString()],
-  ];
+  const row: Record<string, unknown> = newRow(delivery);
+  const fields = Object.entries(getTableColumns(deliveries))
+    .filter(([key]) => key !== 'envelopeBody')
+    .map(([key, column]): [PgColumn, unknown] => {
+      const value = row[key] ?? null;
+      return [column, value instanceof Date ? value.toISOString() : value];
+    });
   const columns = sql.join(
     fields.map(([column]) => sql.identifier(column.name)),
     sql`, `,
@@ -82,6 +97,23 @@ async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Prom
     on conflict do nothing`);
   const [recorded] = await db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
   return recorded !== undefined;
+}
+
+/**
+ * The delivery as its workflow should carry it: unchanged when small; else its envelope is stored
+ * under its id first (again on a retried request: the same id, kept once) and the claim check returned
+ * (webhooks/claim-check.ts).
+ */
+export async function checkIn(db: Database, delivery: NewDelivery): Promise<CarriedDelivery> {
+  if (!needsClaimCheck(delivery.envelopeBody)) return delivery;
+  const { envelopeBody, ...claim } = delivery;
+  // Not once the delivery is recorded (a retried request after the first one's workflow took it): nothing would take it again.
+  await db.execute(sql`
+    insert into ${stagedEnvelopes} (delivery_id, organization_id, envelope_body)
+    select ${delivery.id}, ${delivery.organizationId}, ${envelopeBody}
+    where not exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id})
+    on conflict do nothing`);
+  return { ...claim, envelopeStaged: true };
 }
 
 /**
@@ -192,11 +224,298 @@ export function pendingDelivery(delivery: NewDelivery): Delivery {
     ...delivery,
     hl7ControlId: delivery.hl7ControlId ?? null,
     sourceDeliveryId: delivery.sourceDeliveryId ?? null,
+    subscriptionId: delivery.subscriptionId ?? null,
     runId: delivery.runId ?? null,
     stepId: delivery.stepId ?? null,
     status: 'pending',
     nextAttemptAt: null,
     createdAt,
     updatedAt: createdAt,
+  };
+}
+
+/**
+ * The longest wait a receiver's Retry-After can ask for. Longer ones (`Retry-After: 99999999999`) are
+ * shortened to it: the value must fit its column (32-bit milliseconds, about 24.8 days) and a delivery
+ * should not sleep for years.
+ */
+export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+/** How long an attempt waits for the database to record it; within the attempt activity's 2 minutes. */
+const RECORD_ATTEMPT_WITHIN_MS = 60_000;
+
+/** What an attempt's record gets once the receiver has answered (or its intent is resolved). */
+export type StorableOutcome = Pick<DeliveryAttempt, 'outcome' | 'durationMs' | 'responseStatus' | 'responseBody' | 'retryAfterMs' | 'error'>;
+
+/**
+ * What an attempt needs, read afresh at each attempt in one query: the attempt's record if it was
+ * made already, the envelope, the target (the connection's URL and secret when set, else the
+ * organization's, each resolved on its own) and the chaos profile.
+ */
+export async function attemptContext(db: Database, deliveryId: string, attemptNumber: number) {
+  const [row] = await db
+    .select({
+      recorded: {
+        id: deliveryAttempts.id,
+        outcome: deliveryAttempts.outcome,
+        responseStatus: deliveryAttempts.responseStatus,
+        retryAfterMs: deliveryAttempts.retryAfterMs,
+      },
+      envelopeBody: deliveries.envelopeBody,
+      organizationId: deliveries.organizationId,
+      organizationUrl: organizations.webhookUrl,
+      organizationSecret: organizations.webhookSecret,
+      connectionUrl: connections.webhookUrl,
+      connectionSecret: connections.webhookSecret,
+      reliabilityProfile: reliabilityProfiles.profile,
+    })
+    .from(deliveries)
+    .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
+    .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
+    .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
+    .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+    .where(eq(deliveries.id, deliveryId));
+  if (!row) throw new Error(`Delivery ${deliveryId} does not exist`);
+  const target: WebhookTarget = {
+    url: row.connectionUrl ?? row.organizationUrl,
+    secret: row.connectionSecret ?? row.organizationSecret,
+    source: row.connectionUrl ? 'connection' : 'organization',
+  };
+  const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
+  const recorded = row.recorded?.id ? row.recorded : null;
+  return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
+}
+
+/**
+ * An attempt's intent (`sending`), recorded before anything is sent, so a worker dying after the POST
+ * still leaves the send in the log. Its id; null when this attempt's record exists already (an
+ * execution Temporal gave up on wrote it meanwhile: never send twice).
+ */
+export async function recordAttemptIntent(
+  db: Database,
+  intent: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger; startedAt: Date; target: WebhookTarget; chaos: ChaosMode | null },
+): Promise<string | null> {
+  const [recorded] = await db
+    .insert(deliveryAttempts)
+    .values({
+      id: newId('att'),
+      deliveryId: intent.deliveryId,
+      number: intent.attemptNumber,
+      trigger: intent.trigger,
+      startedAt: intent.startedAt,
+      durationMs: null,
+      targetUrl: intent.target.url,
+      targetSource: intent.target.url ? intent.target.source : null,
+      outcome: 'sending',
+      chaos: intent.chaos,
+    })
+    .onConflictDoNothing()
+    .returning({ id: deliveryAttempts.id });
+  return recorded?.id ?? null;
+}
+
+/**
+ * Stores an attempt's outcome over its intent (only while it is still `sending`: a retried activity
+ * may have resolved it as `unknown` meanwhile) and answers what the log holds. A 2xx also marks the
+ * delivery `succeeded` in the same statement (whatever the trigger, a 2xx ends a delivery as
+ * succeeded, workflows/delivery/policy.ts), unless a cancel came first, and says so
+ * (`recordedSucceeded`): the workflow then writes no state of its own after a success, one statement
+ * and one local activity (a billed Temporal action) fewer per delivery. A value
+ * the database refuses for good (not an outage) is stored without the receiver's text, saying why,
+ * and ends the delivery: the receiver is never sent the same attempt again because its answer could
+ * not be kept.
+ */
+export async function recordAttemptOutcome(db: Database, attemptId: string, outcome: StorableOutcome): Promise<AttemptResult> {
+  const write = (values: StorableOutcome) =>
+    retryWhileUnavailable(async () => {
+      const attempt = db.$with('attempt').as(
+        db
+          .update(deliveryAttempts)
+          .set(values)
+          .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending')))
+          .returning({
+            deliveryId: deliveryAttempts.deliveryId,
+            outcome: deliveryAttempts.outcome,
+            responseStatus: deliveryAttempts.responseStatus,
+            retryAfterMs: deliveryAttempts.retryAfterMs,
+          }),
+      );
+      const succeeded = db.$with('succeeded').as(
+        db
+          .update(deliveries)
+          .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: new Date() })
+          .where(
+            and(
+              eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
+              ne(deliveries.status, 'cancelled'),
+            ),
+          )
+          .returning({ id: deliveries.id }),
+      );
+      const [stored] = await db
+        .with(attempt, succeeded)
+        .select({
+          outcome: attempt.outcome,
+          responseStatus: attempt.responseStatus,
+          retryAfterMs: attempt.retryAfterMs,
+          recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
+        })
+        .from(attempt);
+      return stored;
+    }, RECORD_ATTEMPT_WITHIN_MS);
+  let final = false;
+  let stored: Awaited<ReturnType<typeof write>>;
+  try {
+    stored = await write(storable(outcome));
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw error;
+    final = true;
+    stored = await write({
+      ...storable(outcome),
+      responseBody: null,
+      error: `${outcome.error ?? 'The receiver answered.'} The answer could not be recorded (${databaseReason(error)}), so the delivery is stopped.`,
+    });
+  }
+  if (stored) return { ...asResult(stored), ...(final ? { final } : {}), ...(stored.recordedSucceeded ? { recordedSucceeded: true } : {}) };
+  // Not written: another execution resolved the intent meanwhile, and the log holds its outcome.
+  const [resolved] = await db
+    .select({ outcome: deliveryAttempts.outcome, responseStatus: deliveryAttempts.responseStatus, retryAfterMs: deliveryAttempts.retryAfterMs })
+    .from(deliveryAttempts)
+    .where(eq(deliveryAttempts.id, attemptId));
+  return { ...asResult(resolved!), ...(final ? { final } : {}) };
+}
+
+/**
+ * An intent left `sending` by an activity that stopped (its worker died) before recording the
+ * answer: whether the receiver got it is unknown. Resolved once; the attempt counts as failed.
+ */
+export async function resolveUnknownAttempt(db: Database, attemptId: string): Promise<AttemptResult> {
+  return recordAttemptOutcome(db, attemptId, {
+    outcome: 'unknown',
+    durationMs: null,
+    responseStatus: null,
+    responseBody: null,
+    retryAfterMs: null,
+    error: 'The worker making this attempt stopped before recording its answer: the receiver may or may not have received it.',
+  });
+}
+
+/** An attempt that was never sent, recorded as failed with the reason (once: a retried activity adds nothing). */
+export async function recordRefusedAttempt(
+  db: Database,
+  attempt: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger },
+  reason: string,
+): Promise<void> {
+  await db
+    .insert(deliveryAttempts)
+    .values({
+      id: newId('att'),
+      deliveryId: attempt.deliveryId,
+      number: attempt.attemptNumber,
+      trigger: attempt.trigger,
+      startedAt: new Date(),
+      durationMs: 0,
+      outcome: 'failed',
+      error: reason,
+    })
+    .onConflictDoNothing();
+}
+
+/** The state the delivery workflow decided (every transition but `pending` on insert and `succeeded` with a 2xx's outcome). */
+export async function recordDeliveryState(
+  db: Database,
+  state: { deliveryId: string; status: DeliveryStatusValue; nextAttemptAt: string | null },
+): Promise<void> {
+  await db
+    .update(deliveries)
+    .set({ status: state.status, nextAttemptAt: state.nextAttemptAt ? new Date(state.nextAttemptAt) : null, updatedAt: new Date() })
+    .where(eq(deliveries.id, state.deliveryId));
+}
+
+/** A delivery by id alone, for the worker (its workflow holds the id: no organization to scope by). */
+export async function deliveryById(db: Database, id: string): Promise<Delivery | undefined> {
+  const [delivery] = await db.select().from(deliveries).where(eq(deliveries.id, id));
+  return delivery;
+}
+
+/** The `webhook.delivery.exhausted` delivery recorded for a failed delivery, as its workflow takes it. */
+export async function findExhaustedReport(db: Database, sourceDeliveryId: string): Promise<NewDelivery | undefined> {
+  const [report] = await db.select().from(deliveries).where(eq(deliveries.sourceDeliveryId, sourceDeliveryId));
+  return report && asNewDelivery(report);
+}
+
+/**
+ * One retention batch (the retention Schedule, activities/retention.ts): finished deliveries older than
+ * the cutoff with no work in flight, not one waiting on a retry, nor one replayed (or changed) since the
+ * cutoff, nor one whose attempt is still being sent. The rows are locked as they are picked, and a row
+ * a replay is changing right now is skipped, so none is deleted under it. A claim check's staged
+ * envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
+ */
+export async function purgeFinishedDeliveries(db: Database, cutoff: Date, batchSize: number): Promise<{ rows: number; attempts: number }> {
+  return db.transaction(async (tx) => {
+    const orphans = tx
+      .select({ deliveryId: stagedEnvelopes.deliveryId })
+      .from(stagedEnvelopes)
+      .where(lt(stagedEnvelopes.createdAt, cutoff))
+      .limit(batchSize);
+    await tx.delete(stagedEnvelopes).where(inArray(stagedEnvelopes.deliveryId, orphans));
+    const sending = tx
+      .select({ id: deliveryAttempts.id })
+      .from(deliveryAttempts)
+      .where(and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.outcome, 'sending')));
+    const batch = await tx
+      .select({ id: deliveries.id })
+      .from(deliveries)
+      .where(
+        and(
+          lt(deliveries.createdAt, cutoff),
+          lt(deliveries.updatedAt, cutoff),
+          inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
+          notExists(sending),
+        ),
+      )
+      .orderBy(asc(deliveries.createdAt))
+      .limit(batchSize)
+      .for('update', { skipLocked: true });
+    if (batch.length === 0) return { rows: 0, attempts: 0 };
+    const ids = batch.map((row) => row.id);
+    const attempts = await tx.delete(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).returning({ id: deliveryAttempts.id });
+    const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
+    return { rows: gone.length, attempts: attempts.length };
+  });
+}
+
+/** A database error as an attempt's record says it: the driver's message, without the query's parameters. */
+export function databaseReason(error: unknown): string {
+  const message = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+  return storableText(message).slice(0, 300);
+}
+
+export function asResult(recorded: Pick<DeliveryAttempt, 'outcome' | 'responseStatus' | 'retryAfterMs'>): AttemptResult {
+  return { outcome: recorded.outcome, responseStatus: recorded.responseStatus, retryAfterMs: recorded.retryAfterMs };
+}
+
+/** The one place a receiver's answer is made storable: NUL replaced (storableText), Retry-After clamped to MAX_RETRY_AFTER_MS. */
+function storable(outcome: StorableOutcome): StorableOutcome {
+  return {
+    ...outcome,
+    responseBody: storableText(outcome.responseBody),
+    error: storableText(outcome.error),
+    retryAfterMs: outcome.retryAfterMs === null ? null : Math.min(Math.max(0, Math.round(outcome.retryAfterMs)), MAX_RETRY_AFTER_MS),
+  };
+}
+
+/** A recorded delivery as the workflow that sends it takes it. */
+function asNewDelivery(delivery: Delivery): NewDelivery {
+  return {
+    id: delivery.id,
+    organizationId: delivery.organizationId,
+    connectionId: delivery.connectionId,
+    scenarioId: delivery.scenarioId,
+    event: delivery.event,
+    environment: delivery.environment,
+    envelopeBody: delivery.envelopeBody,
+    createdAt: delivery.createdAt.toISOString(),
+    hl7ControlId: delivery.hl7ControlId,
+    sourceDeliveryId: delivery.sourceDeliveryId,
   };
 }

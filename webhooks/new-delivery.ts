@@ -1,7 +1,27 @@
 import type { FhirResource } from 'fhir/r4';
 import { newId } from '../platform/ids';
-import type { NewDelivery } from './delivery-records';
 import type { WebhookEnvelope } from './envelope';
+
+/** A delivery as newDelivery() builds it: the delivery workflow's input and the row it records (webhooks/delivery-records.ts). */
+export interface NewDelivery {
+  id: string;
+  organizationId: string;
+  connectionId: string | null;
+  scenarioId: string | null;
+  event: string;
+  environment: string;
+  envelopeBody: string;
+  createdAt: string;
+  /** MSH-10 of the HL7 v2 message the delivery carries (HL7 inject only). */
+  hl7ControlId?: string | null;
+  /** The delivery a `webhook.delivery.exhausted` delivery reports on. */
+  sourceDeliveryId?: string | null;
+  /** The FHIR Subscription it notifies (subscription notifications only): its endpoint is the target. */
+  subscriptionId?: string | null;
+  /** The scenario run and step that emitted it (scenario runs only). */
+  runId?: string | null;
+  stepId?: string | null;
+}
 
 /** What an emitter says about a delivery; newDelivery() writes its envelope and record from it. */
 export interface DeliveryRequest {
@@ -26,6 +46,7 @@ export interface DeliveryRequest {
   stepId?: string | null;
   hl7ControlId?: string | null;
   sourceDeliveryId?: string | null;
+  subscriptionId?: string | null;
 }
 
 /**

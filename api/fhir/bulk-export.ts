@@ -1,6 +1,6 @@
 import { and, asc, count, eq } from 'drizzle-orm';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { type BulkExport, bulkExportFiles, bulkExports } from '../../drizzle/schema';
+import { type BulkExport, bulkExportFiles, bulkExports, organizations } from '../../drizzle/schema';
 import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
 import type { FhirStore } from '../../fixtures/store';
 import { groupMembers, levelTypes } from '../../interop/bulk-export/files';
@@ -36,7 +36,8 @@ const FILE_NAME = /^[A-Za-z]{1,64}(?:-error)?-\d{1,6}\.ndjson$/;
  * FHIR Bulk Data 2.0 `$export` (docs/api/bulk-data.md): kick-off at system, Patient and Group level,
  * the status URL (poll, DELETE to cancel) and the NDJSON files. Each export is a workflow,
  * `export-<id>`, that writes its files into Postgres; every request needs a system-level SMART token
- * of the export's organization (another organization's export is 404, as if it did not exist).
+ * of the client that started the export (another client's export is 404, as if it did not exist), and
+ * a file is read only with scopes that allow its type.
  */
 export function bulkExportRouter({
   db,
@@ -45,6 +46,7 @@ export function bulkExportRouter({
   urls,
   config,
   withToken,
+  jsonOnly,
 }: {
   db: Database;
   fhirStore: FhirStore;
@@ -52,6 +54,8 @@ export function bulkExportRouter({
   urls: SmartUrls;
   config: Config;
   withToken: RequestHandler;
+  /** The FHIR endpoint's Accept check (JSON), for the kick-off and status requests; files check their own. */
+  jsonOnly: RequestHandler;
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -86,24 +90,29 @@ export function bulkExportRouter({
       const request = parseKickOff({
         level,
         groupId,
-        params: new URL(req.originalUrl, 'http://fhir.invalid').searchParams,
+        params: kickOffParameters(req),
         url,
         levelTypes: typesOf(level),
         allowedTypes: systemReadableTypes(res.locals.grant!.scope, typesOf(level)),
         servedTypes: fhirStore.supportedTypes,
       });
-      await assertWithinBounds(db, config, organizationId);
       const exportId = newId('exp');
       const transactionTime = new Date();
       // Recorded before its workflow starts, so the status URL answers from the first poll (and a DELETE finds it).
-      await db.insert(bulkExports).values({
-        id: exportId,
-        organizationId,
-        status: 'running',
-        request,
-        typesTotal: request.types.length,
-        transactionTime,
-        expiresAt: new Date(transactionTime.getTime() + ABANDONED_AFTER_MS),
+      // Counted and inserted under the organization's row lock, so concurrent kick-offs cannot all see room for one more.
+      await db.transaction(async (tx) => {
+        await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+        await assertWithinBounds(tx, config, organizationId);
+        await tx.insert(bulkExports).values({
+          id: exportId,
+          organizationId,
+          clientId: res.locals.grant!.clientId,
+          status: 'running',
+          request,
+          typesTotal: request.types.length,
+          transactionTime,
+          expiresAt: new Date(transactionTime.getTime() + ABANDONED_AFTER_MS),
+        });
       });
       try {
         await workflows.startOnce(exportWorkflow, {
@@ -119,24 +128,31 @@ export function bulkExportRouter({
       res.status(202).setHeader('Content-Location', statusUrl(exportId)).end();
     };
 
-  router.get(`${base}/$export`, withToken, systemAccess, kickOff('system'));
-  router.get(`${base}/Patient/$export`, withToken, systemAccess, kickOff('patient'));
-  router.get(`${base}/Group/:id/$export`, withToken, systemAccess, kickOff('group'));
+  // Bulk Data 2.0 allows the kick-off as a POST too (its parameters in a Parameters body, or the query).
+  for (const method of ['get', 'post'] as const) {
+    router[method](`${base}/$export`, jsonOnly, withToken, systemAccess, kickOff('system'));
+    router[method](`${base}/Patient/$export`, jsonOnly, withToken, systemAccess, kickOff('patient'));
+    router[method](`${base}/Group/:id/$export`, jsonOnly, withToken, systemAccess, kickOff('group'));
+  }
 
-  /** The caller's export, or 404 for an unknown id and another organization's alike. */
+  /**
+   * The caller's export, or 404 for an unknown id and another client's alike (of the same organization
+   * or another): an export belongs to the client that started it.
+   */
   async function ownedExport(req: Request, res: Response): Promise<BulkExport> {
     const { exportId } = req.params as { exportId: string };
+    const grant = res.locals.grant!;
     const [row] = isId('exp', exportId)
       ? await db
           .select()
           .from(bulkExports)
-          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, res.locals.grant!.organizationId)))
+          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, grant.organizationId), eq(bulkExports.clientId, grant.clientId)))
       : [];
     if (!row) throw new FhirError(404, 'not-found', `No bulk export ${exportId} exists (or it expired, or was deleted).`);
     return row;
   }
 
-  router.get(`${base}${BULK_EXPORT_PATHS.status}`, withToken, systemAccess, async (req, res) => {
+  router.get(`${base}${BULK_EXPORT_PATHS.status}`, jsonOnly, withToken, systemAccess, async (req, res) => {
     const row = await ownedExport(req, res);
     if (row.status === 'running') {
       res
@@ -174,7 +190,7 @@ export function bulkExportRouter({
       );
   });
 
-  router.delete(`${base}${BULK_EXPORT_PATHS.status}`, withToken, systemAccess, async (req, res) => {
+  router.delete(`${base}${BULK_EXPORT_PATHS.status}`, jsonOnly, withToken, systemAccess, async (req, res) => {
     const row = await ownedExport(req, res);
     if (row.status === 'running') {
       // Cancelled first, so a Temporal that cannot be reached (503) leaves the export as it was.
@@ -189,22 +205,68 @@ export function bulkExportRouter({
     res.status(202).end();
   });
 
-  router.get(`${base}${BULK_EXPORT_PATHS.file}`, withToken, systemAccess, async (req, res) => {
+  router.get(`${base}${BULK_EXPORT_PATHS.file}`, ndjsonAccepted, withToken, systemAccess, async (req, res) => {
     const row = await ownedExport(req, res);
     const { file } = req.params as { file: string };
     const [stored] = FILE_NAME.test(file)
       ? await db
-          .select({ content: bulkExportFiles.content })
+          .select({ content: bulkExportFiles.content, kind: bulkExportFiles.kind, type: bulkExportFiles.resourceType })
           .from(bulkExportFiles)
           .where(and(eq(bulkExportFiles.exportId, row.id), eq(bulkExportFiles.name, file)))
       : [];
     if (!stored) throw new FhirError(404, 'not-found', `This bulk export has no file ${file}.`);
+    // The scopes of the token reading it, not only those that started the export: a narrower token reads less.
+    const { scope } = res.locals.grant!;
+    if (stored.kind === 'output' && systemReadableTypes(scope, [stored.type]).length === 0) {
+      throw new FhirError(
+        403,
+        'forbidden',
+        `${file} holds ${stored.type} resources, which this token's scopes (${scope}) do not allow reading; it needs system/${stored.type}.rs (or system/*.rs).`,
+        { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+      );
+    }
     res.setHeader('Expires', row.expiresAt.toUTCString());
     res.status(200).type('application/fhir+ndjson').send(stored.content);
   });
 
   return router;
 }
+
+/**
+ * The kick-off's parameters: the query's, and for a POST those of its FHIR Parameters body
+ * (`valueString`, `valueInstant` or `valueCode` each), as Bulk Data 2.0 defines the POST kick-off.
+ */
+function kickOffParameters(req: Request): URLSearchParams {
+  const params = new URL(req.originalUrl, 'http://fhir.invalid').searchParams;
+  const body = req.method === 'POST' ? (req.body as { resourceType?: unknown; parameter?: unknown } | undefined) : undefined;
+  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0)) return params;
+  if (body.resourceType !== 'Parameters' || (body.parameter !== undefined && !Array.isArray(body.parameter))) {
+    throw new FhirError(400, 'invalid', 'A POST kick-off carries its parameters in a FHIR Parameters resource (or in the query string).');
+  }
+  for (const parameter of (body.parameter ?? []) as { name?: unknown; valueString?: unknown; valueInstant?: unknown; valueCode?: unknown }[]) {
+    const value = parameter.valueString ?? parameter.valueInstant ?? parameter.valueCode;
+    if (typeof parameter.name !== 'string' || typeof value !== 'string') {
+      throw new FhirError(400, 'invalid', 'Each kick-off parameter needs a name and a valueString, valueInstant or valueCode.');
+    }
+    params.append(parameter.name, value);
+  }
+  return params;
+}
+
+/** What a file request may say it accepts: the NDJSON names (Bulk Data's default is application/fhir+ndjson), JSON, or anything. */
+const FILE_MEDIA_TYPES = ['application/fhir+ndjson', 'application/ndjson', 'application/json', 'application/fhir+json'];
+
+/** A file request whose Accept rules out every name of NDJSON is 406; no Accept, `*\/*` and the NDJSON and JSON types are served. */
+const ndjsonAccepted: RequestHandler = (req, _res, next) => {
+  if (req.headers.accept && !req.accepts(FILE_MEDIA_TYPES)) {
+    throw new FhirError(
+      406,
+      'not-supported',
+      `Accept: ${req.headers.accept} cannot be served; bulk export files are application/fhir+ndjson (Accept it, application/ndjson, application/json or */*).`,
+    );
+  }
+  next();
+};
 
 /**
  * The types a token's scopes let it export: a `system/` scope with read permission (v1 `.read` or
@@ -218,7 +280,7 @@ function systemReadableTypes(scope: string, types: readonly string[]): string[] 
 }
 
 /** At most so many exports running, and so many kept, per organization: each holds files in the database until it expires. */
-async function assertWithinBounds(db: Database, config: Config, organizationId: string): Promise<void> {
+async function assertWithinBounds(db: Pick<Database, 'select'>, config: Config, organizationId: string): Promise<void> {
   const rows = await db
     .select({ status: bulkExports.status, exports: count() })
     .from(bulkExports)

@@ -240,6 +240,46 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
         },
       },
     },
+    ...Object.fromEntries(
+      (
+        [
+          [
+            'submit',
+            'submitPriorAuthorization',
+            'Request a prior authorization (Da Vinci PAS 2.2.1 Claim/$submit)',
+            'A PAS response Bundle: the ClaimResponse (X12 278 review action per item) and your request’s resources',
+          ],
+          [
+            'inquire',
+            'inquirePriorAuthorization',
+            'Read a prior authorization’s current decision (Da Vinci PAS 2.2.1 Claim/$inquire)',
+            'A PAS inquiry response Bundle, or an empty Parameters when none matches',
+          ],
+        ] as const
+      ).map(([operation, operationId, summary, answer]) => [
+        `${base}/Claim/$${operation}`,
+        {
+          post: {
+            operationId,
+            summary,
+            description:
+              'A PAS request Bundle (or a `Parameters` with it as `resource`), checked against the PAS request profiles. Needs a system-level SMART token with `system/Claim.c`. See docs/api/prior-authorization.md (test member ids, the `X-Sandbox-Prior-Auth-Outcome` header, claim updates).',
+            tags: ['FHIR R4'],
+            security: [{ smartAccessToken: [] }],
+            requestBody: { required: true, content: { [FHIR_JSON]: { schema: fhirResourceSchema } } },
+            responses: {
+              '200': { description: answer, content: fhir(fhirResourceSchema) },
+              '400': outcome('The request does not meet the PAS request profiles (one issue per problem, its element in expression)'),
+              '401': outcome('No, a bad, an expired or a revoked access token'),
+              '403': outcome('Not a system-level token with system/Claim.c'),
+              '405': outcome('Another method than POST (Allow: POST)'),
+              '409': outcome('A claim update for an authorization that is closed'),
+              '503': outcome('The request could not be checked just now; send it again'),
+            },
+          },
+        },
+      ]),
+    ),
     [`${base}/{type}/{id}`]: {
       get: {
         operationId: 'readFhir',

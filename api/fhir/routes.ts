@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { FhirResource, OperationOutcome } from 'fhir/r4';
+import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
 import { FhirError } from '../../fhir/operation-outcome';
 import { type Criterion, criterion, ID_PARAMETER, searchParametersOf } from '../../fhir/search-parameters';
@@ -17,6 +17,7 @@ import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
+import { priorAuthorizationRouter } from './prior-authorization';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -53,12 +54,14 @@ export function fhirRouter({
   const base = SMART_PATHS.fhirBase;
   const metadata = capabilityStatement({ urls, resourceTypes: fhirStore.supportedTypes, version, published: new Date().toISOString() });
 
-  router.use(base, openCors, jsonOnly);
-  router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
-
   const withToken = requireAccessToken(tokens, urls);
-  // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type.
-  router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken }));
+  router.use(base, openCors);
+  // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type; before
+  // jsonOnly too, as its files are NDJSON (it checks Accept itself).
+  router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken, jsonOnly }));
+  router.use(base, jsonOnly);
+  router.use(priorAuthorizationRouter({ db, workflows, withToken, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }));
+  router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });
@@ -204,8 +207,29 @@ function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
   if (grant.context === 'system') return;
   if (!grant.patientId)
     throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
+  if (resource.resourceType === 'Group') {
+    if (!isPatientsOwnGroup(resource, grant.patientId)) throw groupOutsideCompartment(grant, `Group/${resource.id}`);
+    return;
+  }
   const owner = patientOf(resource);
   if (owner !== undefined && owner !== grant.patientId) throw otherPatient(grant, `${resource.resourceType}/${resource.id}`);
+}
+
+/**
+ * A Group lists patients, so it is in no patient's compartment: a patient-context token reads only a
+ * Group whose members are its patient alone, and searches none (docs/api/smart-on-fhir.md, Access rules).
+ */
+function isPatientsOwnGroup(group: Group, patientId: string): boolean {
+  const members = group.member ?? [];
+  return members.length > 0 && members.every((member) => member.entity.reference === `Patient/${patientId}`);
+}
+
+function groupOutsideCompartment(grant: AccessGrant, what: string): FhirError {
+  return new FhirError(
+    403,
+    'forbidden',
+    `This access token is for Patient/${grant.patientId}; ${what} lists other patients, so it is outside the patient's compartment (a system token reads Groups).`,
+  );
 }
 
 function otherPatient(grant: AccessGrant, what: string): FhirError {
@@ -235,6 +259,7 @@ function compartment(
     const patient = fhirStore.read('Patient', patientId);
     return { candidates: patient ? [patient] : [], applied: named.length > 0 ? [['_id', patientId]] : [] };
   }
+  if (type === 'Group') throw groupOutsideCompartment(grant, 'a search for Groups');
   return { candidates: fhirStore.listForPatient(type, patientId), applied: [['patient', patientId]] };
 }
 

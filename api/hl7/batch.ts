@@ -1,15 +1,11 @@
 import { z } from 'zod';
-import { ackJson, addresseeFromText, buildAck } from '../../hl7/ack';
+import { acceptHl7, type Hl7AcceptDependencies, type Hl7Recipient, SEND_AGAIN } from '../../hl7/accept';
+import { ackJson, addresseeFromText, buildAck, type Hl7Ack } from '../../hl7/ack';
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
-import { acknowledgementsFor, type Hl7Recipient, isAccepted, planHl7Delivery } from '../../hl7/inject';
-import { processHl7OffLoop } from '../../hl7/off-loop';
+import { acknowledgementsFor } from '../../hl7/inject';
 import type { Hl7ConformanceMode } from '../../hl7/vocabulary';
-import type { Database } from '../../platform/database';
-import type { WorkflowGateway } from '../../platform/workflow-gateway';
-import { recordNewDelivery } from '../../webhooks/delivery-records';
 import { ApiProblem } from '../http/problem';
-import { startDelivery } from '../webhooks/start-delivery';
 
 /**
  * POST /v1/sandbox/hl7/inject with a batch (FHS/BHS … BTS/FTS) or several messages in one body:
@@ -37,14 +33,12 @@ export type BatchResult = z.input<typeof batchResultSchema>;
 /** Each accepted message starts a workflow while the request waits (about 20 a second under load, bench/hl7.ts). */
 export const MAX_HTTP_BATCH_MESSAGES = 100;
 
-const SEND_AGAIN = 'The message was valid but could not be queued for delivery; send it again shortly';
-
 export async function injectHl7Batch(
-  deps: { db: Database; workflows: WorkflowGateway; retryScheduleMs: number[]; onError(error: unknown): void },
+  deps: Hl7AcceptDependencies,
   text: string,
   recipientFor: (application: string, facility: string) => Promise<Hl7Recipient>,
   /** How strictly to check, when the request says; else each message's recipient identity decides. */
-  requested?: Hl7ConformanceMode,
+  conformance?: Hl7ConformanceMode,
 ): Promise<{ accepted: number; result: BatchResult }> {
   const stream = splitStream(text);
   if (stream.messages.length > MAX_HTTP_BATCH_MESSAGES)
@@ -59,31 +53,22 @@ export async function injectHl7Batch(
   for (const message of stream.messages) {
     const msh = readMsh(message);
     const addressee = addresseeFromText(message);
-    let outcome = await processHl7OffLoop(message, requested);
-    let application = outcome.ack;
+    let application: Hl7Ack;
     let deliveryId: string | null = null;
     let onOurSide = false;
-    if (isAccepted(outcome)) {
-      try {
-        const recipient = await recipientFor(outcome.header.receivingApplication, outcome.header.receivingFacility);
-        // As for one message: strict only refuses more, so a message a strict identity receives is checked again.
-        if (!requested && recipient.conformance === 'strict') outcome = await processHl7OffLoop(message, 'strict');
-        application = outcome.ack;
-        if (isAccepted(outcome)) {
-          const delivery = planHl7Delivery(recipient, outcome);
-          await startDelivery(deps, delivery, deps.retryScheduleMs);
-          await recordNewDelivery(deps.db, delivery).catch(deps.onError);
-          deliveryId = delivery.id;
-          accepted++;
-          application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${delivery.id}`);
-        }
-      } catch (error) {
-        if (error instanceof ApiProblem) throw error;
-        deps.onError(error);
-        onOurSide = true;
-        // HL7 table 0008: AR is a rejection for a reason unrelated to the content (send it again).
-        application = buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: SEND_AGAIN, reject: true }]);
-      }
+    try {
+      const acceptance = await acceptHl7(deps, { text: message, conformance, recipientFor });
+      if (acceptance.kind === 'accepted') {
+        deliveryId = acceptance.delivery.id;
+        accepted++;
+        application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`);
+      } else application = acceptance.outcome.ack;
+    } catch (error) {
+      if (error instanceof ApiProblem) throw error;
+      deps.onError?.(error);
+      onOurSide = true;
+      // HL7 table 0008: AR is a rejection for a reason unrelated to the content (send it again).
+      application = buildAck('AR', addressee, [{ code: 207, location: { segment: 'MSH', sequence: 1 }, message: SEND_AGAIN, reject: true }]);
     }
     const acks = acknowledgementsFor(msh?.get(15) ?? '', msh?.get(16) ?? '', application, addressee, { onOurSide });
     answers.push(...acks);

@@ -3,11 +3,11 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { hl7Identities } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
+import { acceptHl7, findRecipientByIdentity, type Hl7Recipient } from '../../hl7/accept';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
 import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
-import { findRecipientByIdentity, type Hl7Recipient, hl7MessageCost, isAccepted, planHl7Delivery } from '../../hl7/inject';
-import { processHl7OffLoop } from '../../hl7/off-loop';
+import { hl7MessageCost } from '../../hl7/inject';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
 import { HL7_CONFORMANCE_MODES } from '../../hl7/vocabulary';
@@ -16,8 +16,9 @@ import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
-import { attemptsOf, findDelivery, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
-import { acceptWork } from '../http/accepted-work';
+import { attemptsOf, findDelivery, pendingDelivery } from '../../webhooks/delivery-records';
+import type { NewDelivery } from '../../webhooks/new-delivery';
+import { answerWork, planWork, startWork } from '../http/accepted-work';
 import { rateLimited } from '../http/cost-limit';
 import { ownedConnection } from '../http/owned-rows';
 import { pageOfSorted, pageQuerySchema, pageSchema } from '../http/pagination';
@@ -317,13 +318,12 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         }
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
+        const connection = namedConnection(body.connection_id, query.connection_id);
         if (isBatchOrStream(body.message)) {
-          const connection = namedConnection(body.connection_id, query.connection_id);
           const { accepted, result } = await injectHl7Batch(
             {
               db,
-              workflows,
-              retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+              startDelivery: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
               onError: (error) => req.log?.error({ err: error }, 'An HL7 batch message could not be queued'),
             },
             body.message,
@@ -363,36 +363,35 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           const detail = `The message was ${code === 'AR' ? 'rejected (AR)' : 'not accepted (AE)'}: ${summary}`;
           throw ackProblem(422, code === 'AR' ? 'hl7_rejected' : 'hl7_invalid', detail, refused.ack, { acknowledgements });
         };
-        const requested = query.conformance;
-        let outcome = await processHl7OffLoop(body.message, requested);
-        if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
-        if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
-        if (!isAccepted(outcome)) return refuse(outcome);
-        const { receivingApplication, receivingFacility } = outcome.header;
-        const recipient = await recipientFor(
-          auth.organizationId,
-          namedConnection(body.connection_id, query.connection_id),
-          receivingApplication,
-          receivingFacility,
+        const describe = (delivery: NewDelivery) => `delivery ${delivery.id}`;
+        const acceptance = await acceptHl7(
+          {
+            db,
+            startDelivery: (delivery) =>
+              startWork(res, delivery, { describe, start: () => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE) }),
+            onError: (error) => req.log?.warn({ err: error }, 'An HL7 delivery was started but its row not recorded here; the workflow records it'),
+          },
+          {
+            text: body.message,
+            conformance: query.conformance,
+            recipientFor: (application, facility) => recipientFor(auth.organizationId, connection, application, facility),
+            reservePlan: (plan) => planWork(res, plan),
+          },
         );
-        // The request says how strictly to check; else the recipient's HL7 identity does (strict only refuses more).
-        if (!requested && recipient.conformance === 'strict') {
-          outcome = await processHl7OffLoop(body.message, 'strict');
-          if (outcome.kind !== 'acknowledged') throw new Error('A message read once reads again');
-          if (!isAccepted(outcome)) return refuse(outcome);
+        if (acceptance.kind === 'refused') {
+          const { outcome } = acceptance;
+          if (outcome.kind === 'too_large') throw ackProblem(413, 'hl7_message_too_large', outcome.detail, outcome.ack);
+          if (outcome.kind === 'not_hl7') throw ackProblem(400, 'not_hl7', outcome.detail, outcome.ack);
+          return refuse(outcome);
         }
-        const accepted = outcome;
-        const answer = await acceptWork({
-          res,
-          plan: () => planHl7Delivery(recipient, accepted),
-          describe: (delivery) => `delivery ${delivery.id}`,
-          start: (delivery) => startDelivery({ workflows, db }, delivery, config.WEBHOOK_RETRY_SCHEDULE),
-          answer: async (delivery) => {
-            await recordNewDelivery(db, delivery);
+        const { outcome: accepted, delivery } = acceptance;
+        const answer = await answerWork(res, delivery, {
+          describe,
+          answer: async () => {
             const recorded = await findDelivery(db, auth.organizationId, delivery.id, delivery.envelopeBody);
             return presentDelivery(recorded ?? pendingDelivery(delivery), (await attemptsOf(db, [delivery.id])).get(delivery.id)!);
           },
-          fallback: (delivery) => presentDelivery(pendingDelivery(delivery), []),
+          fallback: () => presentDelivery(pendingDelivery(delivery), []),
         });
         const url = `/v1/webhooks/deliveries/${answer.id}`;
         res.setHeader('Location', url);

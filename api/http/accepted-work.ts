@@ -30,22 +30,46 @@ export interface AcceptedWork<Plan, Answer> {
 }
 
 export async function acceptWork<Plan, Answer>(work: AcceptedWork<Plan, Answer>): Promise<Answer> {
-  const plan = work.res.locals.idempotency ? await work.res.locals.idempotency.reserve(() => work.plan()) : work.plan();
+  const plan = await planWork(work.res, () => work.plan());
+  await startWork(work.res, plan, work);
+  return answerWork(work.res, plan, work);
+}
+
+/*
+ * The three steps of acceptWork, for a caller whose own pipeline runs between them (the HL7 accept
+ * path, hl7/accept.ts, which plans only once the message is accepted and its recipient known).
+ */
+
+/** Step 1: the plan, stored with the Idempotency-Key when the request has one. */
+export async function planWork<Plan>(res: Response, plan: () => Plan): Promise<Plan> {
+  return res.locals.idempotency ? await res.locals.idempotency.reserve(plan) : plan();
+}
+
+/** Step 2: the start; one Temporal did not confirm is a 503 naming the work and how to retry it. */
+export async function startWork<Plan>(res: Response, plan: Plan, work: Pick<AcceptedWork<Plan, unknown>, 'describe' | 'start'>): Promise<void> {
   try {
     await work.start(plan);
   } catch (error) {
     if (!(error instanceof WorkflowEngineUnavailableError)) throw error;
     // The start may have reached Temporal before the answer was lost, so say which work to retry.
     const named = work.describe(plan);
-    const retry = work.res.locals.idempotency
+    const retry = res.locals.idempotency
       ? `Retry with the same Idempotency-Key: it continues ${named} and never starts it twice.`
       : 'Retry shortly (send an Idempotency-Key so that a retry never starts the work twice).';
     throw workflowEngineUnavailable(error, `The workflow engine did not confirm the start of ${named} (${error.message}). ${retry}`);
   }
+}
+
+/** Step 3: the answer read from the database, or built from the plan when the database fails now. */
+export async function answerWork<Plan, Answer>(
+  res: Response,
+  plan: Plan,
+  work: Pick<AcceptedWork<Plan, Answer>, 'describe' | 'answer' | 'fallback'>,
+): Promise<Answer> {
   try {
     return await work.answer(plan);
   } catch (error) {
-    work.res.req.log.warn({ err: error }, `${work.describe(plan)} is under way but could not be read back; answering from what was started`);
+    res.req.log.warn({ err: error }, `${work.describe(plan)} is under way but could not be read back; answering from what was started`);
     return work.fallback(plan);
   }
 }

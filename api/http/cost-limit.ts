@@ -41,8 +41,11 @@ export function costLimit(options: { budget: CostBudget; surface: string; perMin
 
 /**
  * Failed authentication, per address: every 401 the service answers spends one unit (the problem
- * handler charges it), and an address with none left is refused before its credential is looked up,
- * on every surface (API keys, OAuth clients, FHIR tokens), until its budget refills.
+ * handler charges it). An address with none left still has its credentials checked: a valid API key,
+ * client or token is served whatever the address's failures (behind one NAT, a misconfigured job must
+ * not lock the good clients out), and a credential that fails is answered 429 instead of 401, on every
+ * surface (API keys, OAuth clients, FHIR tokens), until the budget refills (`res.locals.failedAuthentication`,
+ * read by the problem handler).
  */
 export function refuseAfterFailedAuthentication(failures: CostBudget, perMinute: number): RequestHandler {
   return (req, res, next) => {
@@ -52,7 +55,7 @@ export function refuseAfterFailedAuthentication(failures: CostBudget, perMinute:
     });
     const state = failures.exhausted(address);
     if (state.exhausted) {
-      throw rateLimited(
+      res.locals.failedAuthentication = rateLimited(
         `Too many failed authentications from this address (${perMinute} a minute). Wait ${state.retryAfterSeconds} s (Retry-After), then try again with a valid credential.`,
         state.retryAfterSeconds,
       );

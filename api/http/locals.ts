@@ -1,5 +1,6 @@
 import type { AccessGrant } from '../../smart/tokens';
 import type { IdempotencyClaim } from './idempotency';
+import type { ApiProblem } from './problem';
 
 /** The organization and key an API-key request authenticated as (api/http/authenticate.ts). */
 export interface AuthContext {
@@ -19,7 +20,9 @@ declare global {
       /** api/fhir/routes.ts requireAccessToken: the SMART access token's grant. */
       grant?: AccessGrant;
       /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
-      replayBody?: string;
+      replay?: { status: number; contentType: string; body: string };
+      /** api/http/cost-limit.ts, when the address has spent its failed-authentication budget: answered instead of a 401. */
+      failedAuthentication?: ApiProblem;
       /** api/http/idempotency.ts, on a request that sent an Idempotency-Key: what it reserved with the key. */
       idempotency?: IdempotencyClaim;
     }

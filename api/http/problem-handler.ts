@@ -16,9 +16,15 @@ export const JSON_BODY_LIMIT = '1mb';
  * OperationOutcome on /fhir/R4/* (CONVENTIONS.md, HTTP and FHIR and OAuth). Unexpected errors are
  * logged and never leak a stack.
  */
-export const problemHandler: ErrorRequestHandler = (error, req, res, next) => {
-  if (res.headersSent) return next(error);
-  const problem = toProblem(error, req);
+export const problemHandler: ErrorRequestHandler = (raised, req, res, next) => {
+  if (res.headersSent) return next(raised);
+  let error: unknown = raised;
+  let problem = toProblem(error, req);
+  // An address past its failed-authentication budget (api/http/cost-limit.ts): a credential that fails is 429.
+  if (problem.status === 401 && res.locals.failedAuthentication) {
+    error = res.locals.failedAuthentication;
+    problem = res.locals.failedAuthentication;
+  }
   if (problem.status >= 500 && problem.code === 'internal_error') req.log.error({ err: error }, 'Unhandled error');
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
   const surface = surfaceOf(req.path);

@@ -8,7 +8,7 @@ import { ApiProblem, invalidFields, type RequestPart, validationProblem } from '
 
 /**
  * One definition per operation: its zod schemas validate the request, type the handler and
- * produce the OpenAPI document (api/openapi.ts), so the three cannot drift apart.
+ * produce the OpenAPI document (api/http/openapi.ts), so the three cannot drift apart.
  */
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -54,9 +54,10 @@ export interface RouteDefinition<
   errors?: number[];
   /**
    * What an Idempotency-Key replay answers, when it must differ from the first response: a secret
-   * shown once is left out, so it is never stored with the key.
+   * shown once is left out, so it is never stored with the key; or a problem, when the response is of
+   * no use without its secret.
    */
-  replayed?: (response: z.input<R>) => z.input<R>;
+  replayed?: (response: z.input<R>) => z.input<R> | ApiProblem;
   handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R> | typeof RESPONDED>;
 }
 
@@ -114,7 +115,13 @@ export function routeTable(routes: AnyRoute[], middleware: RouteMiddleware): Req
       const body = route.body ? parseBody(route, req) : undefined;
       const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
       if (result === RESPONDED) return;
-      if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
+      if (route.replayed) {
+        const replay = route.replayed(result);
+        res.locals.replay =
+          replay instanceof ApiProblem
+            ? { status: replay.status, contentType: 'application/problem+json', body: JSON.stringify(replay.body(String(req.id), req.originalUrl)) }
+            : { status: route.success.status, contentType: 'application/json', body: JSON.stringify(replay) };
+      }
       res.status(route.success.status).type('application/json').send(toJson(result));
     });
   }

@@ -7,16 +7,8 @@ import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
 import { WorkflowClosedError, type WorkflowGateway } from '../../platform/workflow-gateway';
-import {
-  attemptsOf,
-  findDelivery,
-  listDeliveries,
-  type NewDelivery,
-  PAGE_ENVELOPE_BYTES,
-  pendingDelivery,
-  recordNewDelivery,
-} from '../../webhooks/delivery-records';
-import { newDelivery } from '../../webhooks/new-delivery';
+import { attemptsOf, findDelivery, listDeliveries, PAGE_ENVELOPE_BYTES, pendingDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import { type NewDelivery, newDelivery } from '../../webhooks/new-delivery';
 import { DELIVERY_STATUSES, isTerminal } from '../../webhooks/vocabulary';
 import {
   cancelDeliveryUpdate,

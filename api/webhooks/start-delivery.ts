@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/database';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
-import { checkIn } from '../../webhooks/claim-check';
-import type { NewDelivery } from '../../webhooks/delivery-records';
+import { checkIn } from '../../webhooks/delivery-records';
+import type { NewDelivery } from '../../webhooks/new-delivery';
 import { deliverySearchAttributes, deliveryWorkflowId } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 

@@ -1,5 +1,5 @@
 import type { Patient } from 'fhir/r4';
-import type { NewDelivery } from '../../webhooks/delivery-records';
+import type { NewDelivery } from '../../webhooks/new-delivery';
 import type { AggregatedAnswer } from './merge';
 import type { AggregatableType, PurposeOfUse, SimulatedBehaviour, SourceId } from './vocabulary';
 

@@ -5,7 +5,7 @@ import { createRetentionActivities } from '../../activities/retention';
 import { bulkExportFiles, bulkExports } from '../../drizzle/schema';
 import { exportWorkflowId } from '../../workflows/export/contract';
 import { systemToken } from '../support/backend-services';
-import { finalStatus, get, kickOff, linesOf, manifestOf } from '../support/bulk-export';
+import { ASYNC, finalStatus, get, kickOff, linesOf, manifestOf } from '../support/bulk-export';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
 import { bearer } from '../support/smart';
@@ -49,6 +49,28 @@ async function progressReaches(statusUrl: string, token: string, progress: strin
     { what: `X-Progress: ${progress}`, intervalMs: 100, lastSeen: () => seen },
   );
 }
+
+describe('the bounds on an organization’s exports', () => {
+  it('hold under concurrency: of 50 kick-offs at once, exactly the running bound is accepted, the rest 429 with Retry-After', async () => {
+    // Slow enough that none ends during the test, so the running bound is what decides.
+    const token = await tenantWithChaos({ slow: { rate: 1, delay_ms: 60_000 } });
+    const bound = service.config.BULK_EXPORTS_IN_FLIGHT_PER_ORGANIZATION;
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => service.call('/fhir/R4/Patient/$export?_type=Patient', { headers: { ...ASYNC, ...bearer(token) } })),
+    );
+    const accepted = answers.filter((answer) => answer.status === 202);
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(accepted).toHaveLength(bound);
+    expect(refused).toHaveLength(50 - bound);
+    for (const answer of refused) {
+      expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((answer.body as OperationOutcome).issue[0]).toMatchObject({ code: 'throttled' });
+    }
+    for (const answer of accepted) {
+      expect((await fetch(answer.headers.get('content-location')!, { method: 'DELETE', headers: bearer(token) })).status).toBe(202);
+    }
+  });
+});
 
 describe('a bulk export’s life', () => {
   it('answers 202 with X-Progress while it runs, and survives a worker restart in the middle', async () => {

@@ -1,7 +1,7 @@
 import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patientOf } from '../../fixtures/store';
-import { systemToken } from '../support/backend-services';
+import { type ClientKey, clientCredentials, signAssertion, systemToken } from '../support/backend-services';
 import { ASYNC, get, kickOff, linesOf, manifestOf } from '../support/bulk-export';
 import { fhirErrors } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
@@ -55,7 +55,7 @@ describe('FHIR Bulk Data $export', () => {
     expect(invalidIn(resources)).toEqual([]);
   });
 
-  it('exports a Group’s members only: a payer’s members, readable as a Group too', async () => {
+  it('exports a Group’s members only: a payer’s members, readable as a Group with a system token', async () => {
     const group = service.fhirStore.read('Group', 'syn-group-payer-alderpeak') as Group;
     const members = new Set(group.member!.map((member) => member.entity.reference!.slice('Patient/'.length)));
     expect(members.size).toBeGreaterThan(5);
@@ -65,8 +65,7 @@ describe('FHIR Bulk Data $export', () => {
     expect(resources.filter((resource) => resource.resourceType === 'Coverage').length).toBeGreaterThanOrEqual(members.size);
     expect(invalidIn(resources)).toEqual([]);
 
-    const { tokens } = await standaloneTokens(service, 'syn-pat-0001', 'launch/patient patient/*.rs');
-    const read = await service.call('/fhir/R4/Group/syn-group-prov-lakeside', { headers: bearer(tokens.access_token) });
+    const read = await service.call('/fhir/R4/Group/syn-group-prov-lakeside', { headers: bearer(token) });
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({
       resourceType: 'Group',
@@ -74,6 +73,15 @@ describe('FHIR Bulk Data $export', () => {
       actual: true,
       managingEntity: { reference: 'Organization/syn-prov-lakeside' },
     });
+  });
+
+  it('keeps Groups from patient-context tokens: 403 on read and search, as Groups list other patients', async () => {
+    const { tokens } = await standaloneTokens(service, 'syn-pat-0001', 'launch/patient patient/*.rs');
+    for (const path of ['/fhir/R4/Group/syn-group-prov-lakeside', '/fhir/R4/Group/syn-group-payer-alderpeak', '/fhir/R4/Group']) {
+      const response = await service.call(path, { headers: bearer(tokens.access_token) });
+      expect(response.status, path).toBe(403);
+      expect((response.body as OperationOutcome).issue[0]!.diagnostics).toContain('outside the patient');
+    }
   });
 
   it('narrows the output with _since and _typeFilter', async () => {
@@ -148,4 +156,55 @@ describe('FHIR Bulk Data $export', () => {
     expect((await get(manifest.output[0]!.url)).status).toBe(401);
     expect((await get(manifest.output[0]!.url, token)).status).toBe(200);
   });
+
+  it('belongs to the client that started it: another client of the same organization gets 404 for the status, the files and DELETE', async () => {
+    const started = await systemToken(service, 'system/*.rs');
+    const statusUrl = await kickOff(service, '/fhir/R4/$export?_type=Patient,Observation', started.accessToken);
+    const manifest = await manifestOf(statusUrl, started.accessToken);
+    const { accessToken: sameOrganization } = await systemToken(service, 'system/*.rs', started.apiKey);
+    expect((await get(statusUrl, sameOrganization)).status).toBe(404);
+    for (const file of manifest.output) expect((await get(file.url, sameOrganization)).status).toBe(404);
+    expect((await fetch(statusUrl, { method: 'DELETE', headers: bearer(sameOrganization) })).status).toBe(404);
+    expect((await get(statusUrl, started.accessToken)).status).toBe(200);
+  });
+
+  it('serves a file only to a token whose scopes allow its type: a narrower token of the same client gets 403 for the others', async () => {
+    const started = await systemToken(service, 'system/*.rs');
+    const manifest = await manifestOf(await kickOff(service, '/fhir/R4/$export?_type=Patient,Observation', started.accessToken), started.accessToken);
+    const narrow = await sameClientToken(started, 'system/Patient.rs');
+    const patients = manifest.output.find((file) => file.type === 'Patient')!;
+    const observations = manifest.output.find((file) => file.type === 'Observation')!;
+    expect((await get(patients.url, narrow)).status).toBe(200);
+    const refused = await get(observations.url, narrow);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/fhir\+json/);
+    expect(((await refused.json()) as OperationOutcome).issue[0]!.diagnostics).toContain('Observation');
+  });
+
+  it('serves its files whatever Accept a Bulk Data client sends, and its status and manifest in the spec’s content types', async () => {
+    const statusUrl = await kickOff(service, '/fhir/R4/$export?_type=Patient', token);
+    const polled = await fetch(statusUrl, { headers: { ...bearer(token), accept: 'application/json' } });
+    expect([200, 202]).toContain(polled.status);
+    const manifest = await manifestOf(statusUrl, token);
+    const manifestResponse = await fetch(statusUrl, { headers: { ...bearer(token), accept: 'application/json' } });
+    expect(manifestResponse.status).toBe(200);
+    expect(manifestResponse.headers.get('content-type')).toMatch(/^application\/json/);
+    const file = manifest.output[0]!.url;
+    for (const accept of [undefined, 'application/fhir+ndjson', 'application/ndjson', 'application/json', '*/*']) {
+      const response = await fetch(file, { headers: { ...bearer(token), ...(accept ? { accept } : {}) } });
+      expect(response.status, `Accept: ${accept}`).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/fhir\+ndjson/);
+      expect((await response.text()).trim().split('\n')).toHaveLength(manifest.output[0]!.count);
+    }
+    const refused = await fetch(file, { headers: { ...bearer(token), accept: 'text/csv' } });
+    expect(refused.status).toBe(406);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/fhir\+json/);
+  });
 });
+
+/** Another access token for the same backend services client, with other scopes. */
+async function sameClientToken(started: { clientKey: ClientKey; clientId: string }, scope: string): Promise<string> {
+  const response = await clientCredentials(service, await signAssertion(service, started.clientId, started.clientKey), scope);
+  expect(response.status).toBe(200);
+  return response.body.access_token;
+}

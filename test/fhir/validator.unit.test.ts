@@ -57,6 +57,20 @@ describe('the profile validator (base R4 with its invariants, Da Vinci PAS 2.2.1
     for (const example of examples) expect(fhirErrors(example), String(example.id)).toEqual([]);
   });
 
+  it('checks a primitive’s extensions: the PAS Subscription example passes, its content level (an extension on channel.payload) must be full-resource', async () => {
+    const example = (await pasExamples()).find((resource) => resource.resourceType === 'Subscription') as any;
+    expect(fhirErrors(example)).toEqual([]);
+    const idOnly = structuredClone(example);
+    idOnly.channel._payload.extension[0].valueCode = 'id-only';
+    expect(fhirErrors(idOnly)).toEqual([expect.stringContaining('does not match its patternCode "full-resource"')]);
+    const withoutContent = structuredClone(example);
+    delete withoutContent.channel._payload;
+    expect(fhirErrors(withoutContent)).toContainEqual(expect.stringContaining('extension:content: 0 present'));
+    const otherTopic = structuredClone(example);
+    otherTopic.criteria = 'http://example.org/SubscriptionTopic/admission';
+    expect(fhirErrors(otherTopic)).toEqual([expect.stringContaining('Subscription.criteria')]);
+  });
+
   it('fails an R4 invariant: a CoverageEligibilityResponse item with both category and productOrService breaks ces-1', () => {
     const response = {
       resourceType: 'CoverageEligibilityResponse',

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCostBudget } from '../../platform/cost-budget';
+import { systemToken } from '../support/backend-services';
 import { startTestService, type TestService } from '../support/service';
-import { postForm } from '../support/smart';
+import { bearer, postForm } from '../support/smart';
 import { waitUntil } from '../support/wait';
 
 /**
@@ -65,20 +66,6 @@ describe('rate limits per address', () => {
     expect((await run(tenant.key)).status).toBe(202);
   });
 
-  it('refuses an address after its failed authentications, before looking its next credential up', async () => {
-    const tenant = await service.newTenant();
-    // The unknown client above failed twice already; these are the rest.
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const answer = await service.call('/v1/connections', { key: `sk_sandbox_${'x'.repeat(40)}${attempt}` });
-      if (answer.status === 429) break;
-      expect(answer.status).toBe(401);
-    }
-    const refused = await service.call('/v1/connections', { key: tenant.key });
-    expect(refused.status).toBe(429);
-    expect(refused.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('failed authentications') });
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-  });
-
   it('refills a budget over the minute, and keeps each address apart', () => {
     let now = 0;
     const budget = createCostBudget(60, () => now);
@@ -88,5 +75,34 @@ describe('rate limits per address', () => {
     now += 10_000;
     expect(budget.spend('a', 20)).toEqual({ allowed: true });
     expect(budget.exhausted('b')).toEqual({ exhausted: false });
+  });
+});
+
+describe('the failed-authentication budget', () => {
+  // A service of its own, so the other budgets this file spends leave these requests alone.
+  let alone: TestService;
+  beforeAll(async () => {
+    alone = await startTestService({ FAILED_AUTH_PER_MINUTE: '5' });
+  });
+  afterAll(() => alone.stop());
+
+  it('limits an address’s failed authentications, never its valid credentials: past the budget a bad credential is 429, a valid one is served', async () => {
+    const tenant = await alone.newTenant();
+    const { accessToken } = await systemToken(alone, 'system/Patient.rs', tenant.key);
+    const badKey = (attempt: number) => alone.call('/v1/connections', { key: `sk_sandbox_${'x'.repeat(40)}${attempt}` });
+    let refused: Awaited<ReturnType<typeof badKey>> | undefined;
+    for (let attempt = 0; attempt < 10 && !refused; attempt += 1) {
+      const answer = await badKey(attempt);
+      if (answer.status === 429) refused = answer;
+      else expect(answer.status).toBe(401);
+    }
+    expect(refused?.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('failed authentications') });
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Still past the budget: bad credentials stay refused on every surface…
+    expect((await badKey(99)).status).toBe(429);
+    expect((await alone.call('/fhir/R4/Patient/syn-pat-0001', { headers: bearer(`${accessToken}x`) })).status).toBe(429);
+    // …and valid ones are served.
+    expect((await alone.call('/v1/connections', { key: tenant.key })).status).toBe(200);
+    expect((await alone.call('/fhir/R4/Patient/syn-pat-0001', { headers: bearer(accessToken) })).status).toBe(200);
   });
 });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASSERTION_CLOCK_SKEW_SECONDS } from '../../smart/client-assertion';
 import { type ClientKey, clientCredentials, newClientKey, registerBackendClient, signAssertion, systemToken } from '../support/backend-services';
 import { startTestService, type TestService } from '../support/service';
 import { basicAuth, bearer, postForm, registerSmartClient } from '../support/smart';
@@ -204,6 +205,26 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     }
   });
 
+  describe('accepts assertions signed as common clients sign them, with their clocks off', () => {
+    /** Claims as a client whose clock is `offsetSeconds` off ours signs them, its seconds taken with `toSeconds`. */
+    const signedAt = (offsetSeconds: number, toSeconds: (seconds: number) => number) => {
+      const clientNow = toSeconds(Date.now() / 1000 + offsetSeconds);
+      return { iat: clientNow, nbf: clientNow, exp: clientNow + 300 };
+    };
+    const ways = [
+      ['exp = round(now) + 300 (the SMART maximum)', signedAt(0, Math.round)],
+      ['exp = ceil(now) + 300', signedAt(0, Math.ceil)],
+      ['a clock 2 s fast, exp = ceil(now) + 300', signedAt(2, Math.ceil)],
+      ['a clock 30 s fast (iat, nbf and exp 30 s ahead)', signedAt(30, Math.floor)],
+      ['a clock 30 s slow', signedAt(-30, Math.floor)],
+    ] as const;
+    it.each(ways)('%s', async (_way, claims) => {
+      const { clientId, key } = await inlineClient('ES384');
+      const response = await clientCredentials(service, await signAssertion(service, clientId, key, { claims }), 'system/Patient.rs');
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+    });
+  });
+
   describe('refuses an assertion that does not authenticate the client (invalid_client, 401)', () => {
     let clientId: string;
     let key: ClientKey;
@@ -217,9 +238,31 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
       expectOAuthError(await attempt(assertion), 401, 'invalid_client', /aud must be the token endpoint/);
     });
 
-    it('expired, or expiring more than five minutes ahead', async () => {
-      expectOAuthError(await attempt(await signAssertion(service, clientId, key, { expiresInSeconds: -10 })), 401, 'invalid_client', /expired/);
+    it('expired, or expiring more than five minutes ahead, beyond the clock skew allowed', async () => {
+      const skew = ASSERTION_CLOCK_SKEW_SECONDS;
+      expectOAuthError(await attempt(await signAssertion(service, clientId, key, { expiresInSeconds: -skew - 5 })), 401, 'invalid_client', /expired/);
       expectOAuthError(await attempt(await signAssertion(service, clientId, key, { expiresInSeconds: 600 })), 401, 'invalid_client', /300 seconds/);
+      const beyond = await signAssertion(service, clientId, key, { expiresInSeconds: 300 + skew + 5 });
+      expectOAuthError(await attempt(beyond), 401, 'invalid_client', /exp is more than 300 seconds ahead/);
+      const issuedAhead = Math.floor(Date.now() / 1000) + skew + 30;
+      expectOAuthError(
+        await attempt(await signAssertion(service, clientId, key, { claims: { iat: issuedAhead, exp: issuedAhead + 60 } })),
+        401,
+        'invalid_client',
+        /iat is more than 60 seconds in the future/,
+      );
+      expectOAuthError(
+        await attempt(await signAssertion(service, clientId, key, { claims: { nbf: issuedAhead, exp: issuedAhead + 60 } })),
+        401,
+        'invalid_client',
+        /nbf/,
+      );
+    });
+
+    it('an assertion accepted within the skew allowance after its exp cannot be replayed meanwhile', async () => {
+      const assertion = await signAssertion(service, clientId, key, { expiresInSeconds: -30 });
+      expect((await attempt(assertion)).status).toBe(200);
+      expectOAuthError(await attempt(assertion), 401, 'invalid_client', /used already/);
     });
 
     it('used a second time (its jti is spent), while a fresh jti works', async () => {

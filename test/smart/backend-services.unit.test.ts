@@ -1,11 +1,21 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { ORGANIZATION_RESOURCE_PERMISSIONS } from '../../fhir/organization-resources';
 import { algorithmsOf, type ClientJwk, jwksProblems, MAX_JWKS_KEYS } from '../../smart/client-jwks';
 import { systemScope } from '../../smart/scopes';
 
 const options = { resourceTypes: ['Patient', 'Observation', 'Condition'], canFilter: () => true, registered: null };
 
 describe('system scopes for client_credentials', () => {
+  it('grants create of Claim for the PAS operations, and nothing beyond what the organization types serve', () => {
+    const withClaims = { ...options, organizationTypes: ORGANIZATION_RESOURCE_PERMISSIONS };
+    expect(systemScope('system/Claim.c', withClaims)).toEqual({ scope: 'system/Claim.c' });
+    expect(systemScope('system/Claim.cruds', withClaims)).toEqual({ scope: 'system/Claim.crs' });
+    expect(systemScope('system/Claim.c', { ...withClaims, registered: 'system/*.rs' })).toMatchObject({
+      reason: expect.stringContaining('registered'),
+    });
+  });
+
   it('grants system read and search in v1 and v2 syntax, leaving writes out', () => {
     expect(systemScope('system/Patient.read system/Observation.rs', options)).toEqual({ scope: 'system/Patient.read system/Observation.rs' });
     expect(systemScope('system/*.cruds system/Condition.write system/Condition.rs', options)).toEqual({
@@ -24,6 +34,32 @@ describe('system scopes for client_credentials', () => {
       reason: expect.stringContaining('registered'),
     });
     expect(systemScope('system/Patient.s', { ...options, registered: 'system/*.rs' })).toEqual({ scope: 'system/Patient.s' });
+  });
+});
+
+describe('system scopes on an organization’s own types (Subscription)', () => {
+  const withSubscriptions = { ...options, organizationTypes: { Subscription: ['create', 'read', 'delete', 'search'] as const } };
+
+  it('grants the permissions served for the type, in v2 syntax, and leaves update out', () => {
+    expect(systemScope('system/Subscription.*', withSubscriptions)).toEqual({ scope: 'system/Subscription.crds' });
+    expect(systemScope('system/Subscription.write system/Subscription.read', withSubscriptions)).toEqual({
+      scope: 'system/Subscription.cd system/Subscription.read',
+    });
+    expect(systemScope('system/Subscription.rs', withSubscriptions)).toEqual({ scope: 'system/Subscription.rs' });
+    // `*` stays read and search: a wildcard grants no create or delete anywhere.
+    expect(systemScope('system/*.cruds', withSubscriptions)).toEqual({ scope: 'system/*.rs' });
+  });
+
+  it('refuses a scope that asks only what is not served, a filter, or more than the registration', () => {
+    expect(systemScope('system/Subscription.u', withSubscriptions)).toMatchObject({
+      refused: 'system/Subscription.u',
+      reason: expect.stringContaining('of Subscription'),
+    });
+    expect(systemScope('system/Subscription.rs?status=active', withSubscriptions)).toMatchObject({ refused: 'system/Subscription.rs?status=active' });
+    expect(systemScope('system/Subscription.*', { ...withSubscriptions, registered: 'system/Subscription.rs' })).toMatchObject({
+      reason: expect.stringContaining('registered'),
+    });
+    expect(systemScope('system/Subscription.*', options)).toMatchObject({ refused: 'system/Subscription.*' });
   });
 });
 

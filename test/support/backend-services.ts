@@ -76,11 +76,17 @@ export async function systemToken(
   service: TestService,
   scope: string,
   apiKey?: string,
-): Promise<{ accessToken: string; clientId: string; apiKey: string; organizationId: string | null }> {
+): Promise<{ accessToken: string; clientId: string; clientKey: ClientKey; apiKey: string; organizationId: string | null }> {
   const tenant = apiKey ? { key: apiKey, organizationId: null } : await service.newTenant();
   const key = await newClientKey();
   const client = await registerBackendClient(service, tenant.key, { jwks: { keys: [key.publicJwk] } });
   const response = await clientCredentials(service, await signAssertion(service, client.client_id, key), scope);
   if (response.status !== 200) throw new Error(`client_credentials failed: ${response.status} ${JSON.stringify(response.body)}`);
-  return { accessToken: response.body.access_token, clientId: client.client_id, apiKey: tenant.key, organizationId: tenant.organizationId };
+  return {
+    accessToken: response.body.access_token,
+    clientId: client.client_id,
+    clientKey: key,
+    apiKey: tenant.key,
+    organizationId: tenant.organizationId,
+  };
 }

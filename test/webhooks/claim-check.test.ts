@@ -5,8 +5,9 @@ import { deliveries, stagedEnvelopes } from '../../drizzle/schema';
 import { type DatabaseHandle, openDatabase } from '../../platform/database';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
-import { checkIn, isStaged, STAGE_ENVELOPES_OVER_BYTES } from '../../webhooks/claim-check';
-import { type NewDelivery, recordNewDelivery } from '../../webhooks/delivery-records';
+import { isStaged, STAGE_ENVELOPES_OVER_BYTES } from '../../webhooks/claim-check';
+import { checkIn, recordNewDelivery } from '../../webhooks/delivery-records';
+import type { NewDelivery } from '../../webhooks/new-delivery';
 
 /**
  * The claim check's bookkeeping against the real database: a large envelope is staged once, moves

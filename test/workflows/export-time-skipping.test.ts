@@ -4,6 +4,7 @@ import { bulkExportFiles, bulkExports, reliabilityProfiles } from '../../drizzle
 import type { ExportRequest } from '../../interop/bulk-export/request';
 import { newId } from '../../platform/ids';
 import { createOrganization } from '../../platform/organizations';
+import { registerClient } from '../../smart/clients';
 import { DEFAULT_RELIABILITY_PROFILE } from '../../webhooks/chaos';
 import { exportWorkflowId } from '../../workflows/export/contract';
 import { exportWorkflow } from '../../workflows/export/workflow';
@@ -29,11 +30,21 @@ describe('the bulk export workflow with the slow chaos at its longest', () => {
       typeFilters: {},
       url: 'http://sandbox.test/fhir/R4/$export',
     };
+    const { client } = await registerClient(suite.db, organization.id, {
+      name: 'Time-skipping export client (synthetic)',
+      redirectUris: [],
+      scope: null,
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      launchUri: null,
+      jwks: { keys: [] },
+      jwksUri: null,
+    });
     const exportId = newId('exp');
     const transactionTime = new Date();
     await suite.db.insert(bulkExports).values({
       id: exportId,
       organizationId: organization.id,
+      clientId: client.id,
       status: 'running',
       request,
       typesTotal: types.length,

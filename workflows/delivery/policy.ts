@@ -1,4 +1,4 @@
-import type { AttemptResult } from '../../activities/deliveries';
+import type { AttemptResult } from '../../webhooks/attempt-result';
 
 /**
  * What follows an attempt (CONVENTIONS.md): 2xx succeeds; 410 fails at once; anything else is retried
