@@ -1,8 +1,7 @@
-import { count } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { organizations } from '../drizzle/schema';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
+import { countOrganizations } from '../platform/organizations';
 import { smartUrls } from '../smart/endpoints';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
@@ -66,8 +65,7 @@ export function createActivities({
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {
-      const [row] = await db.select({ organizations: count() }).from(organizations);
-      return { organizations: row?.organizations ?? 0 };
+      return { organizations: await countOrganizations(db) };
     },
   };
 }
