@@ -5,11 +5,11 @@ import { canEvaluate } from '../fhir/search-parameters';
 import type { FhirStore } from '../fixtures/store';
 import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
-import { createCostBudget } from '../platform/cost-budget';
+import { type CostBudget, createCostBudget } from '../platform/cost-budget';
 import type { Database, Listen } from '../platform/database';
 import { createWorkflowGateway } from '../platform/workflow-gateway';
 import { createAuthorizationFlow } from '../smart/authorizations';
-import { smartUrls } from '../smart/endpoints';
+import { SMART_PATHS, smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
 import type { ResolveHost } from '../webhooks/targets';
 import { fhirOpenApiPaths } from './fhir/openapi';
@@ -20,6 +20,7 @@ import { authenticate } from './http/authenticate';
 import { refuseDeepJson } from './http/body-depth';
 import { costLimit, refuseAfterFailedAuthentication } from './http/cost-limit';
 import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
+import { onlyUnder, withBodyOnly } from './http/dispatch';
 import { docsRouter } from './http/docs';
 import { idempotency } from './http/idempotency';
 import { buildOpenApiDocument } from './http/openapi';
@@ -27,7 +28,7 @@ import { ApiProblem } from './http/problem';
 import { JSON_BODY_LIMIT, problemHandler } from './http/problem-handler';
 import { perKeyRateLimit } from './http/rate-limit';
 import { requestContext } from './http/request-context';
-import { type AnyRoute, mountRoutes } from './http/route';
+import { type AnyRoute, routeTable } from './http/route';
 import { aggregatorRoutes } from './interop/aggregator';
 import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
@@ -57,6 +58,8 @@ export interface ApiDependencies {
   fhirStore: FhirStore;
   /** The DNS lookup webhook URLs are checked with when configured; the system resolver when absent. */
   resolveHost?: ResolveHost;
+  /** The per-address failed-authentication budget (FAILED_AUTH_PER_MINUTE), shared with the MLLP listener; a new one when absent. */
+  failedAuthentications?: CostBudget;
 }
 
 /**
@@ -91,7 +94,8 @@ export function createApp(deps: ApiDependencies): Express {
   app.use(requestContext(deps.logger));
   // Before any body is read or credential looked up: budgets per address for what has no API key to count against.
   const { FAILED_AUTH_PER_MINUTE, OAUTH_RATE_LIMIT_PER_MINUTE, FHIR_RATE_LIMIT_PER_MINUTE } = deps.config;
-  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(createCostBudget(FAILED_AUTH_PER_MINUTE), FAILED_AUTH_PER_MINUTE));
+  const failedAuthentications = deps.failedAuthentications ?? createCostBudget(FAILED_AUTH_PER_MINUTE);
+  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(failedAuthentications, FAILED_AUTH_PER_MINUTE));
   app.use(
     '/oauth',
     costLimit({ budget: createCostBudget(OAUTH_RATE_LIMIT_PER_MINUTE), surface: 'OAuth', perMinute: OAUTH_RATE_LIMIT_PER_MINUTE, costOf: oauthCost }),
@@ -100,21 +104,24 @@ export function createApp(deps: ApiDependencies): Express {
     '/fhir',
     costLimit({ budget: createCostBudget(FHIR_RATE_LIMIT_PER_MINUTE), surface: 'FHIR', perMinute: FHIR_RATE_LIMIT_PER_MINUTE, costOf: fhirCost }),
   );
-  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
+  app.use(withBodyOnly(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson })));
   // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
   app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
   app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
   const otherPaths = { ...smartOpenApiPaths(), ...fhirOpenApiPaths(deps.fhirStore.supportedTypes) };
-  app.use(docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths })));
+  // Each router is entered only by the paths it answers (api/http/dispatch.ts).
+  app.use(
+    onlyUnder(
+      ['/openapi.json', '/docs'],
+      docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths })),
+    ),
+  );
   // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
-  app.use(smartDiscoveryRouter({ urls, tokens }));
-  app.use(oauthRouter({ ...deps, urls, flow, tokens }));
+  app.use(onlyUnder(['/.well-known', `${SMART_PATHS.fhirBase}/.well-known`], smartDiscoveryRouter({ urls, tokens })));
+  app.use(onlyUnder(['/oauth'], oauthRouter({ ...deps, urls, flow, tokens })));
   const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
-  app.use(fhirRouter({ ...deps, tokens, urls, apiKey, workflows }));
-
-  const router = express.Router();
-  mountRoutes(router, routes, { apiKey, creatingWork: [idempotency(deps.db)] });
-  app.use(router);
+  app.use(onlyUnder(['/fhir'], fhirRouter({ ...deps, tokens, urls, apiKey, workflows })));
+  app.use(routeTable(routes, { apiKey, creatingWork: [idempotency(deps.db)] }));
 
   app.use((req) => {
     throw new ApiProblem(404, 'route_not_found', `No endpoint answers ${req.method} ${req.path}. The API reference is at /docs.`);

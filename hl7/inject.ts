@@ -2,7 +2,7 @@ import type { CostBudget } from '../platform/cost-budget';
 import { acceptHl7, type Hl7Acceptance, type Hl7AcceptDependencies, type Hl7Recipient, SEND_AGAIN } from './accept';
 import { type AckAddressee, type AckCode, acknowledgementsDue, addresseeFromText, buildAck, type Hl7Ack } from './ack';
 import { batchAck, isBatchOrStream, splitStream } from './batch';
-import { authenticateMllpToken, type MllpSender } from './credentials';
+import { authenticateMllpToken, createMllpAuthenticator, type MllpAuthentication, type MllpConnection } from './credentials';
 import { readMsh, withoutMsh8 } from './header';
 import { processHl7 } from './process';
 import type { Hl7Problem } from './validate';
@@ -64,6 +64,8 @@ export function hl7MessageCost(text: string): number {
 /** The MLLP handler's dependencies: the delivery pipeline, and the per-organization HL7 budget (HL7_RATE_LIMIT_PER_MINUTE). */
 export interface MllpHandlerDependencies extends Hl7AcceptDependencies {
   budget: CostBudget;
+  /** The per-address failed-authentication budget HTTP spends too (FAILED_AUTH_PER_MINUTE). */
+  failedAuthentications: CostBudget;
 }
 
 /**
@@ -74,8 +76,15 @@ export interface MllpHandlerDependencies extends Hl7AcceptDependencies {
  * for that connection, checked as its identity asks (lenient or strict), and its MSH-5/MSH-6 must
  * name that identity. Acknowledgements follow MSH-15/MSH-16.
  */
-export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply: (answer: string) => void) => Promise<void> {
-  async function acknowledge(text: string, batchToken: string): Promise<string[]> {
+export function mllpHandler(
+  deps: MllpHandlerDependencies,
+): (text: string, reply: (answer: string) => void, connection: MllpConnection) => Promise<void> {
+  const authenticator = createMllpAuthenticator({
+    lookUp: (token) => authenticateMllpToken(deps.db, token),
+    failures: deps.failedAuthentications,
+  });
+
+  async function acknowledge(text: string, batchToken: string, authenticate: (token: string) => Promise<MllpAuthentication>): Promise<string[]> {
     const msh = readMsh(text);
     // Not HL7 at all: nothing to authenticate, and the pipeline's own AR says what is wrong (it reads no further).
     if (!msh) return [processHl7(text).ack.er7];
@@ -87,15 +96,25 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
       return answer(application, { acceptProblems: [problem], onOurSide });
     };
 
-    let sender: MllpSender | undefined;
+    let authentication: MllpAuthentication;
     try {
-      sender = await authenticateMllpToken(deps.db, msh.raw(8).trim() || batchToken);
+      authentication = await authenticate(msh.raw(8).trim() || batchToken);
     } catch (error) {
       deps.onError?.(error);
       return refuse(mshProblem(undefined, 'The message could not be checked now (a failure on our side); send it again shortly'), true);
     }
+    if ('refused' in authentication && authentication.refused === 'failure_budget') {
+      return refuse(
+        mshProblem(
+          8,
+          `Too many failed authentications from this address; send the message again in ${authentication.retryAfterSeconds} s with a valid token`,
+        ),
+        true,
+      );
+    }
     // The same answer whatever MSH-5/MSH-6 name, so a peer without a token learns nothing of any identity.
-    if (!sender) return refuse(mshProblem(8, NO_TOKEN));
+    if (!('sender' in authentication)) return refuse(mshProblem(8, NO_TOKEN));
+    const { sender } = authentication;
     if (msh.get(5) !== sender.receivingApplication || msh.get(6) !== sender.receivingFacility) {
       const named = `${msh.get(5) || '(empty)'}/${msh.get(6) || '(empty)'}`;
       return refuse(
@@ -129,16 +148,17 @@ export function mllpHandler(deps: MllpHandlerDependencies): (text: string, reply
     return answer(ack, { acceptProblems: ack.code === 'AR' ? errorsOf(ack) : [] });
   }
 
-  return async (text, reply) => {
+  return async (text, reply, connection) => {
+    const authenticate = authenticator.forFrame(connection);
     if (!isBatchOrStream(text)) {
-      for (const answer of await acknowledge(text, '')) reply(answer);
+      for (const answer of await acknowledge(text, '', authenticate)) reply(answer);
       return;
     }
     const stream = splitStream(text);
     const batchToken = (stream.batch?.security || stream.file?.security) ?? '';
     const answers: string[] = [];
     for (const message of stream.messages) {
-      answers.push(...(await acknowledge(message, batchToken)));
+      answers.push(...(await acknowledge(message, batchToken, authenticate)));
       // Refusals need no I/O; a batch of thousands of them must still let the event loop turn.
       await new Promise(setImmediate);
     }

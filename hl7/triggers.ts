@@ -1,7 +1,7 @@
 /**
  * The HL7 v2 message types the sandbox has a template for, as data: the catalog event each one
  * becomes, the message structure it has, and the segments it expects. Every other well-formed
- * message is accepted too and mapped segment by segment (hl7/to-fhir.ts) under the generic event.
+ * message is accepted too and mapped segment by segment (hl7/to-fhir/) under the generic event.
  * Validation, templates and the catalog read this one table.
  */
 export interface Hl7Trigger {

@@ -11,18 +11,18 @@ export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 
 /**
  * Workflow runs a worker keeps in memory between tasks (WORKER_MAX_CACHED_WORKFLOWS). Each cached run
- * holds its own context in the workflow thread's V8 heap, about 0.3 MiB: `npm start` holding 10,000
- * deliveries in backoff measured 582 MiB at 500 and 460 MiB at 100 (docs/benchmarks.md). 100 is still
+ * holds its own context in the workflow thread's V8 heap, so the cache bounds the worker's memory with
+ * thousands of deliveries in backoff (figures: docs/benchmarks.md, Webhook deliveries). 100 is still
  * twice the 50 deliveries in flight the benchmark drives; an evicted run only replays its short history.
  */
 const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 100;
 
 /**
  * How far V8 lets the heap of a process running a worker grow past what its last full collection
- * kept, in percent (WORKER_HEAP_GROWING_PERCENT; 0 leaves V8's own factor, up to 4×). `npm start`
- * holding 10,000 deliveries in backoff measured 749–768 MiB left to V8, most of it garbage not yet
- * collected, and 501–505 MiB at 100 (docs/benchmarks.md). The API alone (`start:api`) keeps V8's
- * factor: bounded, its p99 on small reads rose by about 5 ms.
+ * kept, in percent (WORKER_HEAP_GROWING_PERCENT; 0 leaves V8's own factor, up to 4×). With thousands
+ * of deliveries in backoff most of a worker's heap is garbage not yet collected, which the bound keeps
+ * down (figures: docs/benchmarks.md, Webhook deliveries). The API alone (`start:api`) keeps V8's factor:
+ * the bound costs its small reads some latency.
  */
 const DEFAULT_WORKER_HEAP_GROWING_PERCENT = 100;
 
@@ -90,7 +90,7 @@ const environmentSchema = z.object({
   OAUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(3_000),
   /** Per client address, in cost units: a read costs 1, a search 3. */
   FHIR_RATE_LIMIT_PER_MINUTE: positiveInt.default(6_000),
-  /** Failed authentications (any 401) per client address; past them the address is refused before any lookup. */
+  /** Failed authentications (any 401, an MLLP message with an unknown token) per client address; past them failing credentials are 429 and valid ones served. */
   FAILED_AUTH_PER_MINUTE: positiveInt.default(300),
   /**
    * HL7 v2 messages per organization, in cost units a minute, for the HTTP inject and for MLLP each

@@ -47,11 +47,18 @@ interface Entry<Kept> {
  */
 export function createNotifiedCache<Answer, Kept extends Answer>(options: NotifiedCacheOptions<Answer, Kept>): NotifiedCache<Answer> {
   const entries = new Map<string, Entry<Kept>>();
+  /**
+   * Lookups under way, by key: callers that miss together (every connection of a busy client, when
+   * its key's answer reaches its max age) share one query instead of each sending its own. Emptied
+   * at every invalidation: a caller after a change never shares a lookup begun before it.
+   */
+  const lookingUp = new Map<string, Promise<Answer>>();
   let listening = false;
   // Bumped on every invalidation, so a lookup that started before a change does not cache its stale answer.
   let generation = 0;
   const forget = (id: string) => {
     generation += 1;
+    lookingUp.clear();
     for (const [key, entry] of entries) if (entry.ids.includes(id)) entries.delete(key);
   };
 
@@ -62,11 +69,13 @@ export function createNotifiedCache<Answer, Kept extends Answer>(options: Notifi
       () => {
         entries.clear();
         generation += 1;
+        lookingUp.clear();
         listening = true;
       },
       () => {
         // Notifications are missed from now on: until LISTEN is back every answer is asked again.
         generation += 1;
+        lookingUp.clear();
         listening = false;
       },
     )
@@ -81,25 +90,35 @@ export function createNotifiedCache<Answer, Kept extends Answer>(options: Notifi
     entries.set(key, { answer, ids: options.idsOf(answer), until });
   };
 
+  const lookUpAndRemember = async (key: string, fresh: Entry<Kept> | undefined): Promise<Answer> => {
+    const startedAt = generation;
+    const answer = await options.lookUp(key);
+    if (!options.keeps(answer)) entries.delete(key);
+    else if (startedAt === generation && (listening || fresh)) remember(key, answer);
+    return answer;
+  };
   return {
     async get(key) {
       const cached = entries.get(key);
       if (cached && Date.now() >= cached.until) entries.delete(key);
       const fresh = cached && Date.now() < cached.until ? cached : undefined;
       if (fresh && listening) return fresh.answer;
-      const startedAt = generation;
-      let answer: Answer;
+      let lookup = lookingUp.get(key);
+      if (!lookup) {
+        const started = lookUpAndRemember(key, fresh).finally(() => {
+          if (lookingUp.get(key) === started) lookingUp.delete(key);
+        });
+        lookingUp.set(key, started);
+        lookup = started;
+      }
       try {
-        answer = await options.lookUp(key);
+        return await lookup;
       } catch (error) {
         // Not listening and the database out of reach: nobody can revoke meanwhile (a revocation is a
         // write), so the last answer read stands until the database answers again.
         if (fresh && isDatabaseUnavailable(error)) return fresh.answer;
         throw error;
       }
-      if (!options.keeps(answer)) entries.delete(key);
-      else if (startedAt === generation && (listening || fresh)) remember(key, answer);
-      return answer;
     },
     forget,
   };

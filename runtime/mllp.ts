@@ -4,7 +4,7 @@ import { mllpHandler } from '../hl7/inject';
 import { createMllpServer } from '../hl7/mllp';
 import { oversizeAck } from '../hl7/process';
 import type { Config } from '../platform/config';
-import { createCostBudget } from '../platform/cost-budget';
+import { type CostBudget, createCostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import type { WorkflowGateway } from '../platform/workflow-gateway';
 
@@ -20,7 +20,7 @@ export interface RunningMllpListener {
  * the event loop (hl7/off-loop.ts), so the API keeps answering meanwhile.
  */
 export async function startMllpListener(
-  deps: { config: Config; db: Database; workflows: WorkflowGateway; logger: Logger },
+  deps: { config: Config; db: Database; workflows: WorkflowGateway; logger: Logger; failedAuthentications: CostBudget },
   port = deps.config.HL7_MLLP_PORT,
 ): Promise<RunningMllpListener | null> {
   if (port === null) return null;
@@ -30,6 +30,7 @@ export async function startMllpListener(
       db: deps.db,
       startDelivery: (delivery) => startDelivery(deps, delivery, deps.config.WEBHOOK_RETRY_SCHEDULE),
       budget: createCostBudget(deps.config.HL7_RATE_LIMIT_PER_MINUTE),
+      failedAuthentications: deps.failedAuthentications,
       onError: (error) => logger.error({ err: error }, 'An HL7 message over MLLP could not be processed or queued for delivery'),
     }),
     tooLarge: (head) => oversizeAck(head, Number.POSITIVE_INFINITY).ack.er7,

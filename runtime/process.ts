@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Config } from '../platform/config';
+import { createCostBudget } from '../platform/cost-budget';
 import type { DatabaseHandle } from '../platform/database';
 import { VERSION } from '../platform/version';
 import { createWorkflowGateway } from '../platform/workflow-gateway';
@@ -76,7 +77,10 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   let server: ListeningServer | null = null;
   let mllp: RunningMllpListener | null = null;
   if (options.roles.api) {
+    // One failed-authentication budget per address for HTTP and MLLP alike.
+    const failedAuthentications = createCostBudget(config.FAILED_AUTH_PER_MINUTE);
     app = createApp({
+      failedAuthentications,
       config,
       db: database.db,
       listen: database.listen,
@@ -88,7 +92,7 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
     });
     server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
     const workflows = createWorkflowGateway(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
-    mllp = await startMllpListener({ config, db: database.db, workflows, logger });
+    mllp = await startMllpListener({ config, db: database.db, workflows, logger, failedAuthentications });
   }
 
   const stops: RunningProcess['stops'] = [

@@ -21,6 +21,8 @@ import type {
   Reference,
   ServiceRequest,
 } from 'fhir/r4';
+import { findScenario } from '../catalog/scenarios';
+import type { CareSetting, ScenarioStory } from '../catalog/scenarios/definition';
 import {
   type AdjudicatedClaim,
   adjudicateClaim,
@@ -82,12 +84,19 @@ const CAST = {
   familyPhysician: 'syn-prac-001',
 } as const;
 
-const ORDERING_OF_SCENARIO: Record<string, 'orthopaedics' | 'hospital' | 'family'> = {
-  prior_auth_approved_after_pend: 'orthopaedics',
-  prior_auth_denied: 'orthopaedics',
-  claim_denied_missing_auth: 'hospital',
-  inpatient_stay: 'hospital',
-  webhook_retries_exhausted: 'hospital',
+/** Who treats and bills in each care setting; in the family practice, the patient's own physician. */
+const CLINICS: Record<Exclude<CareSetting, 'family_practice'>, { practitioner: string; organization: string; location: string }> = {
+  orthopaedics: { practitioner: CAST.orthopaedist, organization: CAST.orthopaedics, location: CAST.orthopaedicClinic },
+  imaging: { practitioner: CAST.radiologist, organization: CAST.hospital, location: CAST.imaging },
+  ward: { practitioner: CAST.hospitalist, organization: CAST.hospital, location: CAST.ward },
+};
+
+/** The kind of visit each care setting is, which decides the copay (claims/adjudication.ts). */
+const VISIT_OF_SETTING: Record<CareSetting, VisitKind> = {
+  orthopaedics: 'specialist',
+  imaging: 'outpatient_hospital',
+  ward: 'inpatient',
+  family_practice: 'primary_care',
 };
 
 function meta(versionId = '1', lastUpdated?: string) {
@@ -103,6 +112,7 @@ class RunWorld {
   readonly patient: Patient;
   readonly coverage: Coverage;
   readonly rules: PayerRules;
+  readonly story: ScenarioStory;
   private readonly times: Map<string, string>;
 
   constructor(readonly content: RunContent) {
@@ -110,6 +120,9 @@ class RunWorld {
     this.patient = store.read('Patient', plan.patient_id) as Patient;
     this.coverage = store.read('Coverage', plan.coverage_id) as Coverage;
     this.rules = findPayerRules(plan.payer_id)!;
+    const scenario = findScenario(plan.scenario_id);
+    if (!scenario) throw new Error(`Scenario ${plan.scenario_id} is not in the catalog`);
+    this.story = scenario.story;
     const offsets = simulatedOffsetsSeconds(plan.steps);
     this.times = new Map(plan.steps.map((step, index) => [step.id, iso(new Date(content.simulatedStart.getTime() + offsets[index]! * 1000))]));
   }
@@ -126,10 +139,24 @@ class RunWorld {
     return this.times.get(stepId)!;
   }
 
-  /** The first time of these steps that the plan has. */
-  firstAt(...stepIds: string[]): string {
-    const found = stepIds.find((id) => this.times.has(id));
-    return found ? this.at(found) : iso(this.content.simulatedStart);
+  /** The step of the plan that first emits `event` (skipped or not). */
+  stepEmitting(event: string): PlannedStep | undefined {
+    return this.plan.steps.find((step) => step.emits.includes(event));
+  }
+
+  /** When the first of these events happens, taken in the order given; the run's start when the plan emits none of them. */
+  firstAt(...events: string[]): string {
+    for (const event of events) {
+      const step = this.stepEmitting(event);
+      if (step) return this.at(step.id);
+    }
+    return iso(this.content.simulatedStart);
+  }
+
+  /** The problem the story is about; only asked by the events that carry one. */
+  get diagnosis(): (typeof CONDITIONS)[keyof typeof CONDITIONS] {
+    if (!this.story.diagnosis) throw new Error(`Scenario ${this.plan.scenario_id}'s story names no diagnosis, which its events need`);
+    return CONDITIONS[this.story.diagnosis];
   }
 
   fraction(label: string): number {
@@ -165,21 +192,17 @@ class RunWorld {
     return this.patient.generalPractitioner?.[0] ?? this.ref('Practitioner', CAST.familyPhysician);
   }
 
-  /** Who orders and bills in this scenario: practitioner, organization, location. */
+  /** Who orders and bills in this scenario's care setting: practitioner, organization, location. */
   get clinic(): { practitioner: Reference; organization: Reference; location: Reference } {
-    const ordering = ORDERING_OF_SCENARIO[this.plan.scenario_id] ?? 'family';
-    if (ordering === 'orthopaedics')
+    const { setting } = this.story;
+    if (setting !== 'family_practice') {
+      const clinic = CLINICS[setting];
       return {
-        practitioner: this.ref('Practitioner', CAST.orthopaedist),
-        organization: this.ref('Organization', CAST.orthopaedics),
-        location: this.ref('Location', CAST.orthopaedicClinic),
+        practitioner: this.ref('Practitioner', clinic.practitioner),
+        organization: this.ref('Organization', clinic.organization),
+        location: this.ref('Location', clinic.location),
       };
-    if (ordering === 'hospital')
-      return {
-        practitioner: this.ref('Practitioner', this.plan.scenario_id === 'claim_denied_missing_auth' ? CAST.radiologist : CAST.hospitalist),
-        organization: this.ref('Organization', CAST.hospital),
-        location: this.ref('Location', this.plan.scenario_id === 'claim_denied_missing_auth' ? CAST.imaging : CAST.ward),
-      };
+    }
     return {
       practitioner: this.familyPhysician,
       organization: this.patient.managingOrganization ?? this.ref('Organization', CAST.familyPractice),
@@ -198,15 +221,12 @@ class RunWorld {
 
   /** What kind of visit the scenario is, which decides the copay (claims/adjudication.ts). */
   get visitKind(): VisitKind {
-    const ordering = ORDERING_OF_SCENARIO[this.plan.scenario_id] ?? 'family';
-    if (ordering === 'orthopaedics') return 'specialist';
-    if (ordering === 'hospital') return this.plan.scenario_id === 'inpatient_stay' ? 'inpatient' : 'outpatient_hospital';
-    return 'primary_care';
+    return VISIT_OF_SETTING[this.story.setting];
   }
 
   /** The date of the billed service: the visit, the admission, or the day the claim went out. */
   get serviceDate(): string {
-    return dateOf(this.firstAt('patient_registered', 'admitted', 'claim_submitted'));
+    return dateOf(this.firstAt('adt.patient.registered', 'adt.patient.admitted', 'claims.claim.submitted'));
   }
 
   /** The scenario's billed or requested service as a CodeableConcept. */
@@ -234,7 +254,7 @@ const NORMAL_PRIORITY = concept({ system: SYSTEM.processPriority, code: 'normal'
 
 function serviceRequest(world: RunWorld, stepId: string): ServiceRequest {
   const { practitioner } = world.clinic;
-  const lab = world.plan.scenario_id === 'lab_order_to_result';
+  const lab = world.story.order === 'lab';
   return {
     resourceType: 'ServiceRequest',
     id: world.id('order'),
@@ -252,9 +272,7 @@ function serviceRequest(world: RunWorld, stepId: string): ServiceRequest {
     requester: practitioner,
     ...(lab ? {} : { performer: [world.ref('Organization', CAST.hospital)], locationReference: [world.ref('Location', CAST.imaging)] }),
     insurance: [world.coverageRef],
-    ...(lab
-      ? { reasonCode: [concept(CONDITIONS.hyperlipidemia.icd10)] }
-      : { reasonCode: [concept(world.plan.service!.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10)] }),
+    reasonCode: [concept(world.diagnosis.icd10)],
   };
 }
 
@@ -277,8 +295,8 @@ function encounter(world: RunWorld, event: string, stepId: string): Encounter {
       serviceProvider: organization,
     };
   }
-  const admittedAt = world.firstAt('admitted', 'event_emitted');
-  const movedAt = world.firstAt('transferred');
+  const admittedAt = world.firstAt('adt.patient.admitted');
+  const movedAt = world.firstAt('adt.patient.transferred');
   const emergency = world.ref('Location', CAST.emergency);
   const ward = world.ref('Location', CAST.ward);
   const base: Encounter = {
@@ -292,7 +310,7 @@ function encounter(world: RunWorld, event: string, stepId: string): Encounter {
     subject: world.subject,
     participant: [{ individual: world.ref('Practitioner', CAST.emergencyPhysician), period: { start: addHours(admittedAt, -4) } }],
     period: { start: addHours(admittedAt, -4) },
-    reasonCode: [concept(CONDITIONS.pneumonia.snomed)],
+    reasonCode: [concept(world.diagnosis.snomed)],
     hospitalization: { admitSource: concept({ system: SYSTEM.admitSource, code: 'emd', display: 'From accident/emergency department' }) },
     location: [{ location: emergency, status: 'active', period: { start: addHours(admittedAt, -4) } }],
     serviceProvider: world.ref('Organization', CAST.hospital),
@@ -331,14 +349,17 @@ function encounter(world: RunWorld, event: string, stepId: string): Encounter {
   };
 }
 
-const RESULT_OF_SCENARIO = { outpatient_visit_to_payment: 'hba1c', lab_order_to_result: 'ldl', inpatient_stay: 'wbc' } as const;
 const REPORT_OF_RESULT = { hba1c: REPORTS.hba1c, ldl: REPORTS.lipidPanel, wbc: REPORTS.cbc } as const;
 /** Where each result falls: abnormal, as the scenario's story says. */
 const VALUE_RANGE = { hba1c: [7.2, 9.4], ldl: [132, 178], wbc: [12.5, 17.8] } as const;
 
 function resultKind(world: RunWorld): keyof typeof REPORT_OF_RESULT {
-  return RESULT_OF_SCENARIO[world.plan.scenario_id as keyof typeof RESULT_OF_SCENARIO] ?? 'hba1c';
+  if (!world.story.result) throw new Error(`Scenario ${world.plan.scenario_id}'s story names no lab result, which its results events need`);
+  return world.story.result;
 }
+
+/** Results of a lab order stand on the order; others were drawn during the run's encounter. */
+const fromLabOrder = (world: RunWorld) => world.story.order === 'lab';
 
 function observation(world: RunWorld, stepId: string): Observation {
   const kind = resultKind(world);
@@ -354,8 +375,8 @@ function observation(world: RunWorld, stepId: string): Observation {
     category: [concept({ system: SYSTEM.observationCategory, code: 'laboratory', display: 'Laboratory' })],
     code: concept(measure.code),
     subject: world.subject,
-    ...(world.plan.scenario_id === 'lab_order_to_result' ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
-    ...(world.plan.scenario_id === 'lab_order_to_result' ? {} : { encounter: { reference: `Encounter/${world.id('enc')}` } }),
+    ...(fromLabOrder(world) ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
+    ...(fromLabOrder(world) ? {} : { encounter: { reference: `Encounter/${world.id('enc')}` } }),
     effectiveDateTime: addHours(time, -1),
     issued: time,
     performer: [world.clinic.practitioner],
@@ -380,7 +401,7 @@ function diagnosticReport(world: RunWorld, stepId: string): DiagnosticReport {
     category: [concept({ system: SYSTEM.diagnosticServiceSection, code: 'LAB', display: 'Laboratory' })],
     code: concept(REPORT_OF_RESULT[resultKind(world)]),
     subject: world.subject,
-    ...(world.plan.scenario_id === 'lab_order_to_result' ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
+    ...(fromLabOrder(world) ? { basedOn: [{ reference: `ServiceRequest/${world.id('order')}` }] } : {}),
     effectiveDateTime: addHours(time, -1),
     issued: time,
     performer: [world.ref('Organization', CAST.hospital)],
@@ -426,14 +447,16 @@ function dischargeSummary(world: RunWorld, stepId: string): DocumentReference {
   };
 }
 
+/** A booking in a scenario that orders a scan is the scan's; any other is a follow-up, rebooked when a cancellation came before it. */
 function appointment(world: RunWorld, event: string, stepId: string): Appointment {
-  const priorAuth = world.plan.scenario_id === 'prior_auth_approved_after_pend';
-  const rebooked = stepId === 'rebooked';
+  const priorAuth = world.story.order === 'imaging';
+  const cancellation = world.stepEmitting('scheduling.appointment.cancelled');
+  const rebooked = cancellation !== undefined && world.plan.steps.indexOf(cancellation) < world.plan.steps.findIndex((step) => step.id === stepId);
   const time = world.at(stepId);
   const start = `${dateOf(addHours(time, (rebooked ? 9 : 7) * 24))}T${rebooked ? '15:30' : '09:00'}:00Z`;
   const location = priorAuth ? world.ref('Location', CAST.imaging) : world.clinic.location;
   const practitioner = priorAuth ? world.ref('Practitioner', CAST.radiologist) : world.clinic.practitioner;
-  const firstStart = `${dateOf(addHours(world.firstAt('booked'), 7 * 24))}T09:00:00Z`;
+  const firstStart = `${dateOf(addHours(world.firstAt('scheduling.appointment.booked'), 7 * 24))}T09:00:00Z`;
   const appointmentStart = event === 'scheduling.appointment.cancelled' ? firstStart : start;
   return {
     resourceType: 'Appointment',
@@ -590,7 +613,7 @@ function priorAuthorizationRequest(world: RunWorld, stepId: string): Claim {
     clinicianRole: world.roleOf(practitioner),
     qualification: concept(TAXONOMIES.orthopaedicSurgery),
     coverage: world.coverageRef,
-    diagnosis: service.code === '72148' ? CONDITIONS.lowBackPain.icd10 : CONDITIONS.kneeOsteoarthritis.icd10,
+    diagnosis: world.diagnosis.icd10,
     service: { system: service.system, code: service.code, display: service.display },
     unitCharge: service.charge,
     servicedDate: dateOf(addHours(world.at(stepId), 14 * 24)),
@@ -717,14 +740,10 @@ function claim(world: RunWorld, stepId: string): Claim {
   const { practitioner, organization, location } = world.clinic;
   const lines = claimLines(world);
   const serviceDate = world.serviceDate;
-  const inpatient = world.plan.scenario_id === 'inpatient_stay';
-  const diagnosis =
-    world.plan.scenario_id === 'outpatient_visit_to_payment'
-      ? CONDITIONS.diabetes.icd10
-      : inpatient
-        ? CONDITIONS.pneumonia.icd10
-        : CONDITIONS.kneeOsteoarthritis.icd10;
-  const hasEncounter = inpatient || world.plan.scenario_id === 'outpatient_visit_to_payment';
+  const inpatient = world.visitKind === 'inpatient';
+  const diagnosis = world.diagnosis.icd10;
+  // A visit the run registered or admitted is billed against its encounter.
+  const hasEncounter = ['adt.patient.registered', 'adt.patient.admitted'].some((event) => world.stepEmitting(event));
   const authorization = authorizationOnFile(world);
   const place = PLACES_OF_SERVICE[inpatient ? 'inpatientHospital' : world.visitKind === 'outpatient_hospital' ? 'outpatientHospital' : 'office'];
   return {
@@ -767,7 +786,7 @@ function claimAcknowledgement(world: RunWorld, stepId: string): ClaimResponse {
 }
 
 function paymentDate(world: RunWorld): string {
-  return dateOf(world.firstAt('payment_issued', 'remittance_issued'));
+  return dateOf(world.firstAt('remittance.payment.issued'));
 }
 
 function adjudication(world: RunWorld, stepId: string): Bundle {

@@ -1,111 +1,28 @@
 import type { Coverage } from 'fhir/r4';
 import type { ScenarioDefinition } from '../catalog/scenarios';
+import {
+  acceptedOutcomes,
+  type ClaimOutcome,
+  type ClaimPlan,
+  type PriorAuthOutcome,
+  type PriorAuthPlan,
+  type ScenarioOutcome,
+} from '../catalog/scenarios/definition';
 import { CMS_0057_F_EXPEDITED_HOURS, CMS_0057_F_STANDARD_HOURS, findPayerRules, type PayerRules, requiresPriorAuth } from '../claims/payer-rules';
 import { CARC, type CarcKey, SERVICES, type ServiceKey } from '../fhir/terminology';
 import type { FhirStore } from '../fixtures/store';
 
 /**
- * A run's plan: the catalog's steps for this patient and outcome, with the payer rules applied.
+ * A run's plan: the scenario's steps (its definition, catalog/scenarios/) for this patient and
+ * outcome, with the payer rules applied.
  * The rules decide whether the service needs authorization (a patient whose payer does not ask for
  * it cannot run a prior-auth scenario), how long the payer may take to decide (the decision lands
  * inside the payer's turnaround, itself inside CMS-0057-F's 72 h / 7 days), and, when the request
  * names no outcome, which one happens. The plan says which rule decided.
  */
 
-export const PRIOR_AUTH_OUTCOMES = ['approved', 'denied', 'pended_then_approved', 'pended_then_denied', 'modified'] as const;
-export const CLAIM_OUTCOMES = ['paid', 'denied', 'partially_paid'] as const;
-export type PriorAuthOutcome = (typeof PRIOR_AUTH_OUTCOMES)[number];
-export type ClaimOutcome = (typeof CLAIM_OUTCOMES)[number];
-export type ScenarioOutcome = PriorAuthOutcome | ClaimOutcome;
-export const SCENARIO_OUTCOMES = [...new Set<ScenarioOutcome>([...PRIOR_AUTH_OUTCOMES, ...CLAIM_OUTCOMES])] as [
-  ScenarioOutcome,
-  ...ScenarioOutcome[],
-];
-
 /** The patient every scenario runs for when the request names none: the walkthrough patient. */
 export const DEFAULT_SCENARIO_PATIENT = 'syn-pat-0001';
-
-interface PriorAuthProfile {
-  kind: 'prior_auth';
-  service: ServiceKey;
-  outcomes: readonly PriorAuthOutcome[];
-  /** What happens when the request names no outcome, and the policy documentation that makes it so. */
-  natural: PriorAuthOutcome;
-  submitStep: string;
-  pendSteps: readonly string[];
-  decisionStep: string;
-  /** Steps that only happen once the service is authorized. */
-  afterApproval: readonly string[];
-}
-
-interface ClaimProfile {
-  kind: 'claim';
-  service: ServiceKey;
-  /** A second billed line (a partially paid claim denies it). */
-  secondLine: ServiceKey;
-  natural: ClaimOutcome;
-  /** The payer denial reason a denied line carries. */
-  denial: CarcKey;
-  /** Whether the payer must list the service for prior authorization for the scenario to make sense. */
-  needsPriorAuthListing: boolean;
-  adjudicationStep: string;
-  paymentStep: string;
-}
-
-interface PlainProfile {
-  kind: 'plain';
-  service: ServiceKey | null;
-}
-
-type ScenarioProfile = PriorAuthProfile | ClaimProfile | PlainProfile;
-
-const PROFILES: Record<string, ScenarioProfile> = {
-  prior_auth_approved_after_pend: {
-    kind: 'prior_auth',
-    service: 'mriKnee',
-    outcomes: PRIOR_AUTH_OUTCOMES,
-    natural: 'pended_then_approved',
-    submitStep: 'request_submitted',
-    pendSteps: ['request_pended', 'documentation_sent'],
-    decisionStep: 'request_approved',
-    afterApproval: ['scan_booked'],
-  },
-  prior_auth_denied: {
-    kind: 'prior_auth',
-    service: 'mriLumbar',
-    outcomes: ['approved', 'denied', 'modified'],
-    natural: 'denied',
-    submitStep: 'request_submitted',
-    pendSteps: [],
-    decisionStep: 'request_denied',
-    afterApproval: [],
-  },
-  claim_denied_missing_auth: {
-    kind: 'claim',
-    service: 'mriKnee',
-    secondLine: 'kneeInjection',
-    natural: 'denied',
-    denial: 'authorizationAbsent',
-    needsPriorAuthListing: true,
-    adjudicationStep: 'claim_adjudicated',
-    paymentStep: 'remittance_issued',
-  },
-  outpatient_visit_to_payment: {
-    kind: 'claim',
-    service: 'officeVisitModerate',
-    secondLine: 'hba1c',
-    natural: 'paid',
-    denial: 'missingInformation',
-    needsPriorAuthListing: false,
-    adjudicationStep: 'claim_adjudicated',
-    paymentStep: 'payment_issued',
-  },
-  inpatient_stay: { kind: 'plain', service: 'hospitalInitial' },
-  lab_order_to_result: { kind: 'plain', service: 'lipidPanel' },
-  appointment_rescheduled: { kind: 'plain', service: 'officeVisitLow' },
-  practitioner_credentialing: { kind: 'plain', service: null },
-  webhook_retries_exhausted: { kind: 'plain', service: null },
-};
 
 export interface PlannedStep {
   id: string;
@@ -144,15 +61,6 @@ export interface RunPlan {
 
 export type PlanResult = { plan: RunPlan } | { invalidOutcome: string } | { unfit: string };
 
-/** The outcomes a scenario accepts (empty when it does not branch). */
-export function outcomesOf(scenarioId: string): readonly ScenarioOutcome[] {
-  const profile = PROFILES[scenarioId];
-  if (!profile) return [];
-  if (profile.kind === 'prior_auth') return profile.outcomes;
-  if (profile.kind === 'claim') return CLAIM_OUTCOMES;
-  return [];
-}
-
 function activeCoverage(store: FhirStore, patientId: string): Coverage | undefined {
   return (store.listForPatient('Coverage', patientId) as Coverage[]).find((coverage) => coverage.status === 'active');
 }
@@ -178,8 +86,8 @@ export function planRun(input: {
   store: FhirStore;
 }): PlanResult {
   const { scenario, patientId, store } = input;
-  const profile = PROFILES[scenario.id] ?? { kind: 'plain', service: null };
-  const accepted = outcomesOf(scenario.id);
+  const profile = scenario.plan;
+  const accepted = acceptedOutcomes(scenario);
   if (input.outcome !== undefined && !accepted.includes(input.outcome)) {
     return {
       invalidOutcome:
@@ -226,7 +134,7 @@ function stepNamed(steps: PlannedStep[], id: string): PlannedStep {
 }
 
 function planPriorAuth(
-  profile: PriorAuthProfile,
+  profile: PriorAuthPlan,
   rules: PayerRules,
   requested: PriorAuthOutcome | undefined,
   base: PlanBase,
@@ -314,7 +222,7 @@ function denialOf(rules: PayerRules, key: CarcKey): RunPlan['denial'] {
     : { carc: CARC[key].code, group_code: 'CO', description: CARC[key].description };
 }
 
-function planClaim(profile: ClaimProfile, rules: PayerRules, requested: ClaimOutcome | undefined, base: PlanBase, steps: PlannedStep[]): PlanResult {
+function planClaim(profile: ClaimPlan, rules: PayerRules, requested: ClaimOutcome | undefined, base: PlanBase, steps: PlannedStep[]): PlanResult {
   const service = SERVICES[profile.service].code;
   const listed = requiresPriorAuth(rules, service.code);
   if (profile.needsPriorAuthListing && !listed) {

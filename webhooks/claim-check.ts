@@ -10,9 +10,9 @@ import type { NewDelivery } from './new-delivery';
  * attempt and replay reads it, as for any delivery.
  *
  * Smaller envelopes travel inline. A claim check costs a delivery two more database statements
- * (stage; then move and check): recording a 2 KiB delivery took 3–5 ms inline and 7–11 ms through a
- * claim check (this 2-core machine, loaded), on every delivery, for a history that stays far below
- * Temporal's limits at 64 KiB (its blob-size warning is at 512 KiB).
+ * (stage; then move and check), which would slow the recording of every delivery (figures:
+ * docs/benchmarks.md, Webhook deliveries), for a history that stays far below Temporal's limits at
+ * 64 KiB (its blob-size warning is at 512 KiB).
  */
 export const STAGE_ENVELOPES_OVER_BYTES = 64 * 1024;
 

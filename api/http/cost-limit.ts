@@ -2,8 +2,20 @@ import type { Request, RequestHandler } from 'express';
 import type { CostBudget } from '../../platform/cost-budget';
 import { ApiProblem } from './problem';
 
-/** The caller's address (Express's req.ip: the socket's, or the proxy chain's when `trust proxy` is set). */
-export const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+const addresses = new WeakMap<Request, string>();
+
+/**
+ * The caller's address (Express's req.ip: the socket's, or the proxy chain's when `trust proxy` is
+ * set), worked out once per request: req.ip parses the forwarding headers again at every read.
+ */
+export function clientAddress(req: Request): string {
+  let address = addresses.get(req);
+  if (address === undefined) {
+    address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    addresses.set(req, address);
+  }
+  return address;
+}
 
 export function rateLimited(detail: string, retryAfterSeconds: number): ApiProblem {
   return new ApiProblem(429, 'rate_limited', detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });

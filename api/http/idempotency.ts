@@ -27,7 +27,7 @@ export interface IdempotencyClaim {
  * answers the first response again (`Idempotent-Replayed: true`) and creates nothing; the same key
  * with another body is 422; a retry while the first is still running is 409. A server error gives
  * the key back so the request can be retried, keeping what it reserved. A route may store a replay
- * body without its one-time secrets (`res.locals.replayBody`, see RouteDefinition.replayed).
+ * answer without its one-time secrets (`res.locals.replay`, see RouteDefinition.replayed).
  */
 export function idempotency(db: Database): RequestHandler {
   // The keys this process is answering right now.
@@ -137,14 +137,14 @@ export function idempotency(db: Database): RequestHandler {
       } else if (status >= 500) {
         await db.update(idempotencyKeys).set({ claimedBy: null, claimedAt: null }).where(thisClaim);
       } else {
-        const stored = res.locals.replayBody ?? body;
+        const stored = res.locals.replay ?? { status, contentType, body };
         await db
           .update(idempotencyKeys)
           .set({
             state: 'completed',
-            responseStatus: status,
-            responseContentType: contentType,
-            responseBody: stored,
+            responseStatus: stored.status,
+            responseContentType: stored.contentType,
+            responseBody: stored.body,
             claimedBy: null,
             claimedAt: null,
           })

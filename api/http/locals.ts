@@ -20,7 +20,7 @@ declare global {
       /** api/fhir/routes.ts requireAccessToken: the SMART access token's grant. */
       grant?: AccessGrant;
       /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
-      replayBody?: string;
+      replay?: { status: number; contentType: string; body: string };
       /** api/http/cost-limit.ts, when the address has spent its failed-authentication budget: answered instead of a 401. */
       failedAuthentication?: ApiProblem;
       /** api/http/idempotency.ts, on a request that sent an Idempotency-Key: what it reserved with the key. */

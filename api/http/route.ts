@@ -1,13 +1,14 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { ID_KINDS, idPrefixOfPattern } from '../../platform/ids';
+import { byPathPrefix, pathPrefix } from './dispatch';
 import { toJson } from './json';
 import type { AuthContext } from './locals';
 import { ApiProblem, invalidFields, type RequestPart, validationProblem } from './problem';
 
 /**
  * One definition per operation: its zod schemas validate the request, type the handler and
- * produce the OpenAPI document (api/openapi.ts), so the three cannot drift apart.
+ * produce the OpenAPI document (api/http/openapi.ts), so the three cannot drift apart.
  */
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -53,9 +54,10 @@ export interface RouteDefinition<
   errors?: number[];
   /**
    * What an Idempotency-Key replay answers, when it must differ from the first response: a secret
-   * shown once is left out, so it is never stored with the key.
+   * shown once is left out, so it is never stored with the key; or a problem, when the response is of
+   * no use without its secret.
    */
-  replayed?: (response: z.input<R>) => z.input<R>;
+  replayed?: (response: z.input<R>) => z.input<R> | ApiProblem;
   handler(input: HandlerInput<P, Q, B, A>): Promise<z.input<R> | typeof RESPONDED>;
 }
 
@@ -91,8 +93,21 @@ export function createsWork(route: AnyRoute): boolean {
   return route.method === 'post' && route.auth === 'api_key';
 }
 
-export function mountRoutes(router: Router, routes: AnyRoute[], middleware: RouteMiddleware): void {
+/** Routes are grouped by their first two path segments (`/v1/patients`), one router each (api/http/dispatch.ts). */
+const GROUP_DEPTH = 2;
+
+/**
+ * Every route with its middleware, as one handler: a request goes straight to the router of its
+ * first two path segments, so only the routes that share them are tried. Those segments are fixed
+ * words in every path (never a `{param}`), so no request can belong to another group.
+ */
+export function routeTable(routes: AnyRoute[], middleware: RouteMiddleware): RequestHandler {
+  const groups = new Map<string, Router>();
   for (const route of routes) {
+    const group = pathPrefix(route.path, GROUP_DEPTH);
+    if (group.includes('{')) throw new Error(`${route.path}: the first ${GROUP_DEPTH} segments of a route's path are fixed words`);
+    const router = groups.get(group) ?? express.Router();
+    groups.set(group, router);
     const before = [...(route.auth === 'api_key' ? middleware.apiKey : []), ...(createsWork(route) ? middleware.creatingWork : [])];
     router[route.method](expressPath(route.path), ...before, async (req: Request, res: Response) => {
       const params = parseOrThrow('path', route.params, req.params);
@@ -100,10 +115,17 @@ export function mountRoutes(router: Router, routes: AnyRoute[], middleware: Rout
       const body = route.body ? parseBody(route, req) : undefined;
       const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
       if (result === RESPONDED) return;
-      if (route.replayed) res.locals.replayBody = JSON.stringify(route.replayed(result));
+      if (route.replayed) {
+        const replay = route.replayed(result);
+        res.locals.replay =
+          replay instanceof ApiProblem
+            ? { status: replay.status, contentType: 'application/problem+json', body: JSON.stringify(replay.body(String(req.id), req.originalUrl)) }
+            : { status: route.success.status, contentType: 'application/json', body: JSON.stringify(replay) };
+      }
       res.status(route.success.status).type('application/json').send(toJson(result));
     });
   }
+  return byPathPrefix(groups, GROUP_DEPTH);
 }
 
 function parseOrThrow(where: 'path' | 'query', schema: z.ZodType | undefined, value: unknown): unknown {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { SCENARIO_OUTCOMES } from '../../catalog/scenarios/definition';
 import type { ScenarioRun } from '../../drizzle/schema';
-import { type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
+import type { RunPlan } from '../../scenarios/plan';
 import type { ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { PACE_MODES, SCENARIO_RUN_STATUSES, SCENARIO_STEP_STATUSES } from '../../scenarios/vocabulary';
 import { scenarioWorkflowId } from '../../workflows/scenario/contract';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { findScenario, scenarios } from '../../catalog/scenarios';
+import { SCENARIO_OUTCOMES } from '../../catalog/scenarios/definition';
 import type { ScenarioRun } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
@@ -7,7 +8,7 @@ import type { Database } from '../../platform/database';
 import { idSchema, newId } from '../../platform/ids';
 import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from '../../platform/workflow-gateway';
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
-import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan, SCENARIO_OUTCOMES } from '../../scenarios/plan';
+import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan } from '../../scenarios/plan';
 import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
 import { findOwnedRun, listRuns, pendingRun, recordNewRun, runningRuns } from '../../scenarios/run-records';
 import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../scenarios/vocabulary';

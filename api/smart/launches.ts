@@ -6,7 +6,7 @@ import { idSchema } from '../../platform/ids';
 import { findClient } from '../../smart/clients';
 import type { SmartUrls } from '../../smart/endpoints';
 import { createLaunch } from '../../smart/launches';
-import { type ApiProblem, invalidFields, notFound } from '../http/problem';
+import { ApiProblem, invalidFields, notFound } from '../http/problem';
 import { defineRoute } from '../http/route';
 
 const launchRequestSchema = z
@@ -40,7 +40,14 @@ export function smartLaunchRoutes({ db, config, fhirStore, urls }: { db: Databas
       auth: 'api_key',
       body: launchRequestSchema,
       success: { status: 201, description: 'The launch', schema: launchSchema },
-      errors: [404, 415, 422],
+      errors: [404, 409, 415, 422],
+      // The handle is kept only as its digest (smart_launches), so the idempotency store keeps no copy either.
+      replayed: (launch) =>
+        new ApiProblem(
+          409,
+          'launch_handle_shown_once',
+          `This Idempotency-Key already started a launch (it expires at ${launch.expires_at}); its handle is shown once and not kept. Start a new launch with a new Idempotency-Key.`,
+        ),
       handler: async ({ auth, body }) => {
         const client = await findClient(db, body.client_id);
         if (!client || client.organizationId !== auth.organizationId) throw notFound('SMART client', body.client_id, 'body.client_id');

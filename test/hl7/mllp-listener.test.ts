@@ -68,8 +68,8 @@ function adtFor(
 }
 
 /** Sends frames on one connection and returns the first `count` answers (unframed, UTF-8). */
-async function exchange(frames: (string | Buffer)[], count: number): Promise<string[]> {
-  const socket = connect(listener.port, '127.0.0.1');
+async function exchange(frames: (string | Buffer)[], count: number, port = listener.port): Promise<string[]> {
+  const socket = connect(port, '127.0.0.1');
   let received = Buffer.alloc(0);
   socket.on('data', (chunk) => {
     received = Buffer.concat([received, chunk]);
@@ -322,6 +322,26 @@ describe('batches and streams over MLLP', () => {
       ['AA', 'FRAME2'],
       ['AA', 'FRAME3'],
     ]);
+  });
+});
+
+describe('failed MLLP authentication and the address’s budget', () => {
+  it('counts each message with an unknown token against the address’s failure budget; past it, a token the connection never used is refused before any lookup', async () => {
+    const small = await startTestMllpListener(service, { FAILED_AUTH_PER_MINUTE: 3 });
+    try {
+      const target = await mllpConnection(receiver.url);
+      const made = (n: number) => adtFor({ ...target, token: `sbx_mllp_madeupmadeupmadeupmadeup${n}` }, {}, `MADEUP${n}`);
+      const [batch] = await exchange([[made(1), made(2), made(3)].join('\r')], 1, small.port);
+      expect(batch!.split('\r').filter((line) => line.startsWith('MSA|AR'))).toHaveLength(3);
+      const [refused] = await exchange([adtFor(target, {}, 'GOOD1')], 1, small.port);
+      expect(msa(refused!).get(1)).toBe('AR');
+      expect(refused).toContain('Too many failed authentications from this address');
+      // The listener with budget to spare serves the same token.
+      const [served] = await exchange([adtFor(target, {}, 'GOOD2')], 1);
+      expect(msa(served!).get(1)).toBe('AA');
+    } finally {
+      await small.close();
+    }
   });
 });
 

@@ -36,6 +36,17 @@ describe('unknown routes', () => {
   });
 });
 
+describe('routing', () => {
+  it('finds a route whatever the case of its path, with or without a trailing slash, on every router', async () => {
+    const tenant = await service.newTenant();
+    for (const path of ['/V1/Connections', '/v1/connections/', '/HEALTHZ']) {
+      expect((await service.call(path, { key: tenant.key })).status, path).toBe(200);
+    }
+    expect((await service.call('/FHIR/R4/metadata')).status).toBe(200);
+    expect((await service.call('/Docs')).status).toBe(200);
+  });
+});
+
 describe('rate limit', () => {
   it('answers 429 with Retry-After once a key spends its budget, without touching other keys', async () => {
     const busy = await limited.newTenant();

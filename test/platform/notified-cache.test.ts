@@ -136,6 +136,33 @@ describe('a cache of positive lookups invalidated by NOTIFY', () => {
     expect(lookUps).toEqual(['slow', 'slow']);
   });
 
+  it('sends one lookup for callers that miss together, and a new one for a caller after a change', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const lookUps: string[] = [];
+    const test = testCache(
+      {},
+      {
+        lookUp: async (key) => {
+          lookUps.push(key);
+          if (lookUps.length === 1) await gate;
+          return { found: true, key, ids: [key] };
+        },
+      },
+    );
+    await test.listening();
+    const together = Array.from({ length: 8 }, () => test.cache.get('busy'));
+    expect(lookUps).toEqual(['busy']);
+    // A caller after a change must not take the answer of a lookup begun before it.
+    await test.notify('busy');
+    const after = test.cache.get('busy');
+    expect(lookUps).toEqual(['busy', 'busy']);
+    release();
+    for (const answer of [...(await Promise.all(together)), await after]) expect(answer).toMatchObject({ found: true, key: 'busy' });
+  });
+
   it('never serves an answer at or past its own expiry, and asks again past the max age', async () => {
     const answers: Parameters<typeof testCache>[0] = { aging: { ids: ['a'] }, expiring: { ids: ['e'] } };
     const test = testCache(answers, { maxAgeMs: 1_000 });

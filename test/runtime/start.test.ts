@@ -42,7 +42,7 @@ function shutdownSteps(output: string): string[] {
     .map((entry) => entry.msg.slice('stopped '.length));
 }
 
-// Each start bundles the workflows and starts a Temporal dev server: tens of seconds on a busy 2-core machine.
+// Each start bundles the workflows and starts a Temporal dev server, which a loaded machine makes slow.
 const WHOLE_SERVICE_TIMEOUT_MS = 120_000;
 
 describe('npm start (embedded database)', () => {

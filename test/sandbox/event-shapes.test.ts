@@ -1,13 +1,14 @@
 import type { Bundle, FhirResource } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_EXHAUSTED_EVENT, eventCatalog, findEvent } from '../../catalog/events';
-import { scenarios } from '../../catalog/scenarios';
+import { outcomesOf, scenarios } from '../../catalog/scenarios';
+import type { ScenarioOutcome } from '../../catalog/scenarios/definition';
 import { loadFhirStore } from '../../fixtures/store';
 import { HL7_TRIGGERS } from '../../hl7/triggers';
 import { AGGREGATOR_COMPLETED_EVENT } from '../../interop/aggregator/completed-event';
 import { buildStepResources } from '../../scenarios/content';
 import { resourceStamp } from '../../scenarios/ids';
-import { outcomesOf, planRun, type ScenarioOutcome } from '../../scenarios/plan';
+import { planRun } from '../../scenarios/plan';
 import { tenantReceivingAt, trigger } from '../support/deliveries';
 import { fhirErrors } from '../support/fhir-validator';
 import { startReceiver, type TestReceiver } from '../support/receiver';

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { eventCatalog } from '../../catalog/events';
-import { scenarios } from '../../catalog/scenarios';
+import { outcomesOf, scenarios } from '../../catalog/scenarios';
+import type { ScenarioOutcome } from '../../catalog/scenarios/definition';
 import { findPayerRules, type PayerRules, requiresPriorAuth } from '../../claims/payer-rules';
 import { PAS_PROFILE, reviewActionOf } from '../../claims/prior-authorization';
 import { loadFhirStore } from '../../fixtures/store';
 import { isId } from '../../platform/ids';
 import { buildStepResources, canBuild } from '../../scenarios/content';
 import { resourceStamp, stepDeliveryId, stepEventId } from '../../scenarios/ids';
-import { outcomesOf, planRun, type RunPlan, type ScenarioOutcome } from '../../scenarios/plan';
+import { planRun, type RunPlan } from '../../scenarios/plan';
 import { fhirErrors } from '../support/fhir-validator';
 
 const store = loadFhirStore();

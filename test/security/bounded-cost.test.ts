@@ -6,7 +6,7 @@ import { postForm, registerSmartClient } from '../support/smart';
 /**
  * Bounded cost for every input (BRIEF, Security): long inputs on open endpoints answer quickly.
  * The issue's goal is well under 100 ms; on a loaded shared machine the assertion is a generous
- * bound that the quadratic expressions this replaced (seconds for 64 KB) could not meet, and each
+ * bound that the quadratic expressions this replaced could not meet on a long input, and each
  * probe prints what it measured.
  */
 

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smartAuthorizations } from '../../drizzle/schema';
+import { idempotencyKeys, smartAuthorizations } from '../../drizzle/schema';
 import { digest } from '../../smart/opaque-token';
 import { startTestService, type TestService } from '../support/service';
 import {
@@ -167,6 +168,27 @@ describe('client registration and EHR launch', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ launch: expect.any(String), iss: fhirBase, launch_url: null });
     expect(Date.parse(created.body.expires_at)).toBeGreaterThan(Date.now());
+  });
+
+  it('keeps a launch handle out of the idempotency store: a replay refuses clearly instead of answering a handle it no longer has', async () => {
+    const tenant = await service.newTenant();
+    const client = await registerSmartClient(service, tenant.key, { launch_uri: 'https://app.example/launch' });
+    const request = {
+      key: tenant.key,
+      method: 'POST',
+      body: { client_id: client.client_id, patient: patientId },
+      headers: { 'idempotency-key': `launch-${randomUUID()}` },
+    } as const;
+    const created = await service.call('/v1/smart/launch', request);
+    expect(created.status).toBe(201);
+    const replay = await service.call('/v1/smart/launch', request);
+    expect(replay.status).toBe(409);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toMatchObject({ code: 'launch_handle_shown_once', detail: expect.stringContaining(created.body.expires_at) });
+    const stored = await service.database.db.select({ body: idempotencyKeys.responseBody }).from(idempotencyKeys);
+    const everything = stored.map((row) => row.body ?? '').join('\n');
+    expect(everything).not.toContain(created.body.launch);
+    expect(everything).not.toContain(encodeURIComponent(created.body.launch));
   });
 
   it('spends a launch handle once, and only for its own client', async () => {

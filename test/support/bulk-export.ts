@@ -18,7 +18,7 @@ export interface Manifest {
 
 /**
  * A GET with the token, as a Bulk Data client polls and downloads. Sent again once on a fresh socket
- * when the pooled one was closed by the server's keep-alive while the test was busy (see support/service.ts call).
+ * when the pooled one was closed by the server's keep-alive while the test was busy (see `call` in test/support/service.ts).
  */
 export async function get(url: string, token?: string): Promise<Response> {
   const init = { headers: token ? bearer(token) : {} };

@@ -1,4 +1,5 @@
 import type { Config } from '../../platform/config';
+import { createCostBudget } from '../../platform/cost-budget';
 import { createLogger } from '../../platform/logger';
 import { createWorkflowGateway } from '../../platform/workflow-gateway';
 import { type RunningMllpListener, startMllpListener } from '../../runtime/mllp';
@@ -12,6 +13,7 @@ export async function startTestMllpListener(service: TestService, config: Partia
       db: service.database.db,
       workflows: createWorkflowGateway(service.temporal, service.taskQueue),
       logger: createLogger('silent', { pretty: false }),
+      failedAuthentications: createCostBudget(config.FAILED_AUTH_PER_MINUTE ?? service.config.FAILED_AUTH_PER_MINUTE),
     },
     0,
   );

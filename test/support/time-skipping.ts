@@ -14,22 +14,34 @@ import { installQuietRuntime } from '../../runtime/worker';
 /**
  * Workflows that wait for hours or days, run in seconds, on the run's time-skipping server
  * (./time-skipping-server.ts; the Temporal server's own time skipping fast-forwards a workflow's
- * timers whenever it has no work in flight). Activities, the database and receivers stay real.
+ * timers whenever it has no work in flight). The worker runs either the real activities on the run's
+ * database (useTimeSkipping) or activities the test hands in, such as the in-memory fakes of
+ * ./fake-activities.ts (useTimeSkippingWith), which test a workflow's decisions with no database.
  */
 
 export interface TimeSkippingEnvironment {
   client: Client;
   taskQueue: string;
-  /** Starts a workflow whose timers are skipped: its clock runs ahead whenever it only waits. */
-  start<W extends Workflow>(workflow: W, options: { workflowId: string; args: Parameters<W> }): Promise<WorkflowHandle<W>>;
+  /**
+   * Starts a workflow whose timers are skipped: its clock runs ahead whenever it only waits. With
+   * `timeSkipping: false` it waits in real time, so a test can act during a wait (cancel it, say).
+   */
+  start<W extends Workflow>(workflow: W, options: { workflowId: string; args: Parameters<W>; timeSkipping?: boolean }): Promise<WorkflowHandle<W>>;
   stop(): Promise<void>;
 }
 
-/** A client and a worker (the real activities, on `db`) on the run's shared time-skipping server. */
 /** The base URL the worker's activities name FHIR resources under (subscription notifications). */
 export const TIME_SKIPPING_BASE_URL = 'http://sandbox.test';
 
-export async function timeSkippingEnvironment(db: Database, options: { readFocus?: FocusReader } = {}): Promise<TimeSkippingEnvironment> {
+/** A client and a worker (the real activities, on `db`) on the run's shared time-skipping server. */
+export function timeSkippingEnvironment(db: Database, options: { readFocus?: FocusReader } = {}): Promise<TimeSkippingEnvironment> {
+  return timeSkippingEnvironmentWith(
+    createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000, publicBaseUrl: TIME_SKIPPING_BASE_URL, ...options }),
+  );
+}
+
+/** A client and a worker running `activities` (the in-memory fakes, say) on the run's shared time-skipping server. */
+export async function timeSkippingEnvironmentWith(activities: object): Promise<TimeSkippingEnvironment> {
   const address = inject('timeSkippingAddress');
   const namespace = inject('timeSkippingNamespace');
   const taskQueue = `time-skipping-${randomUUID()}`;
@@ -43,7 +55,7 @@ export async function timeSkippingEnvironment(db: Database, options: { readFocus
     namespace,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: createActivities({ db, allowPrivateTargets: true, webhookTimeoutMs: 5_000, publicBaseUrl: TIME_SKIPPING_BASE_URL, ...options }),
+    activities,
   });
   const running = worker.run();
 
@@ -60,7 +72,7 @@ export async function timeSkippingEnvironment(db: Database, options: { readFocus
         input: { payloads: options.args.map((arg) => defaultPayloadConverter.toPayload(arg)) },
         identity: 'time-skipping test',
         requestId: randomUUID(),
-        timeSkippingConfig: { enabled: true },
+        timeSkippingConfig: { enabled: options.timeSkipping ?? true },
       });
       return client.workflow.getHandle(options.workflowId);
     },
@@ -91,6 +103,18 @@ export function useTimeSkipping(): TimeSkippingSuite {
   afterAll(async () => {
     await suite.environment?.stop();
     await database?.close();
+  });
+  return suite;
+}
+
+/** A time-skipping environment whose worker runs `activities` (no database), for the file's tests. */
+export function useTimeSkippingWith<A extends object>(activities: A): { environment: TimeSkippingEnvironment; activities: A } {
+  const suite = { activities } as { environment: TimeSkippingEnvironment; activities: A };
+  beforeAll(async () => {
+    suite.environment = await timeSkippingEnvironmentWith(activities);
+  });
+  afterAll(async () => {
+    await suite.environment?.stop();
   });
   return suite;
 }

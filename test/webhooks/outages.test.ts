@@ -200,10 +200,12 @@ describe('an MLLP message during a database outage', () => {
           service.config.WEBHOOK_RETRY_SCHEDULE,
         ),
       budget: createCostBudget(service.config.HL7_RATE_LIMIT_PER_MINUTE),
+      failedAuthentications: createCostBudget(service.config.FAILED_AUTH_PER_MINUTE),
     });
+    const peer = { remoteAddress: '127.0.0.1' };
     const handle = async (text: string) => {
       const answers: string[] = [];
-      await handler(text, (answer) => answers.push(answer));
+      await handler(text, (answer) => answers.push(answer), peer);
       return answers.join('\n');
     };
     // Addressed to the identity, with its MLLP token in MSH-8, in the original acknowledgement mode (MSH-15/MSH-16 empty).

@@ -272,7 +272,7 @@ function walk(nodes: StructureNode[], rng: Random, out: string[], mapped: Readon
   }
 }
 
-/** The segments hl7/to-fhir.ts maps: the generator includes them more often, so the mapping is exercised. */
+/** The segments hl7/to-fhir/ maps: the generator includes them more often, so the mapping is exercised. */
 const MAPPED = new Set(
   'PID PD1 NK1 PV1 PV2 AL1 IAM DG1 PR1 GT1 IN1 IN2 MRG ORC OBR OBX NTE SPM RXA RXE RXO RXR TQ1 TXA SCH AIS AIG AIL AIP EVN FT1'.split(' '),
 );

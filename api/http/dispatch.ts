@@ -1,0 +1,48 @@
+import type { RequestHandler } from 'express';
+
+/*
+ * Express tries every layer of every router mounted at the root, in order, for every request: with
+ * all the routers and routes in one line, a read walked a few hundred layers (path matching, params,
+ * `next` calls) before its own. These send each request to the one router its path can belong to.
+ */
+
+/**
+ * `handler` (a router) entered only by paths under one of `prefixes` (the prefix itself, or it and
+ * a `/`); every other request skips it. The URL is left as it is, so the router keeps its full paths.
+ * Case-insensitive, as Express's own matching is.
+ */
+export function onlyUnder(prefixes: readonly string[], handler: RequestHandler): RequestHandler {
+  const lowered = prefixes.map((prefix) => prefix.toLowerCase());
+  return (req, res, next) => {
+    const path = req.path.toLowerCase();
+    if (lowered.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return handler(req, res, next);
+    next();
+  };
+}
+
+/** The first `depth` segments of a path, lower-cased, without a trailing `/`: `/v1/patients/syn-pat-0001` → `/v1/patients` at depth 2. */
+export function pathPrefix(path: string, depth: number): string {
+  const prefix = path.split('/', depth + 1).join('/');
+  return (prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : prefix).toLowerCase();
+}
+
+/**
+ * One handler per path prefix (`pathPrefix(path, depth)`): a request goes straight to the handler of
+ * its prefix, or on (`next`) when none has it.
+ */
+export function byPathPrefix(handlers: ReadonlyMap<string, RequestHandler>, depth: number): RequestHandler {
+  return (req, res, next) => {
+    const handler = handlers.get(pathPrefix(req.path, depth));
+    if (handler) return handler(req, res, next);
+    next();
+  };
+}
+
+/** `parser` (a body parser) run only for a request that has a body (RFC 9112 §6.3): most are reads, which it would only look at and pass on. */
+export function withBodyOnly(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return next();
+    return parser(req, res, next);
+  };
+}
