@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
+import { recordSubscriptionStatus } from '../fhir/subscriptions/records';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable } from '../platform/database';
 import type { AttemptResult } from '../webhooks/attempt-result';
@@ -149,6 +150,19 @@ export function createDeliveryActivities({
       const failed = await deliveryById(db, input.deliveryId);
       if (!failed || failed.event === DELIVERY_EXHAUSTED_EVENT) return null;
       const attempts = (await attemptsOf(db, [failed.id])).get(failed.id)!;
+      // A FHIR Subscription's notification that failed for good puts the subscription in error (the backport's
+      // rest-hook): its status, GET and $status say so, in place of a report to the organization's webhook.
+      if (failed.subscriptionId) {
+        const last = attempts.at(-1);
+        const why = last?.error ?? (last?.responseStatus ? `the endpoint answered ${last.responseStatus}` : 'no attempt reached the endpoint');
+        await recordSubscriptionStatus(
+          db,
+          failed.subscriptionId,
+          'error',
+          `Notification ${failed.id} failed for good after ${attempts.length} attempt(s): ${why}`,
+        );
+        return null;
+      }
       const failedAt = new Date().toISOString();
       const report = newDelivery({
         organizationId: failed.organizationId,

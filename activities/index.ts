@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { readClaimResponseFocus } from '../claims/pas/authorization-records';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import { countOrganizations } from '../platform/organizations';
@@ -7,6 +8,7 @@ import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
+import { createPriorAuthActivities } from './prior-auth';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
 import { createSubscriptionActivities, type FocusReader } from './subscriptions';
@@ -25,14 +27,9 @@ export interface ActivityDependencies {
   fhirStore?: FhirStore;
   /** PUBLIC_BASE_URL: subscription notifications name the subscription and their focus by their URLs under it. */
   publicBaseUrl: string;
-  /**
-   * What a subscription event's focus is (activities/subscriptions.ts FocusReader). Until PAS
-   * authorizations provide their reader (issue 34), none is known and an event cannot be notified.
-   */
+  /** What a subscription event's focus is (activities/subscriptions.ts FocusReader): the PAS authorizations' ClaimResponse when absent. */
   readFocus?: FocusReader;
 }
-
-const noFocusKnown: FocusReader = async () => undefined;
 
 /**
  * Every activity the worker runs, built from its dependencies (Temporal's dependency-injection
@@ -47,7 +44,7 @@ export function createActivities({
   logger,
   fhirStore = loadFhirStore(),
   publicBaseUrl,
-  readFocus = noFocusKnown,
+  readFocus = readClaimResponseFocus,
 }: ActivityDependencies) {
   return {
     ...createDeliveryActivities({
@@ -61,6 +58,7 @@ export function createActivities({
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
     ...createExportActivities({ db, fhirStore }),
+    ...createPriorAuthActivities({ db }),
     ...createSubscriptionActivities({ db, fhirBase: smartUrls(publicBaseUrl).fhirBase, readFocus }),
 
     /** Proves a workflow can reach the database through the worker. */

@@ -1,5 +1,6 @@
 import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
 import { bulkExports, idempotencyKeys, smartAuthorizations, smartClientAssertions, smartLaunches, smartTokens } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../platform/retention';
@@ -75,6 +76,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       const gone = await db.delete(bulkExports).where(inArray(bulkExports.id, batch)).returning({ id: bulkExports.id });
       return { rows: gone.length, attempts: 0 };
     },
+    prior_authorizations: async (cutoff, batchSize) => ({ rows: await purgeExpiredAuthorizations(db, cutoff, batchSize), attempts: 0 }),
   };
 
   return {

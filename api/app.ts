@@ -34,6 +34,7 @@ import { credentialingRoutes } from './interop/credentialing';
 import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
+import { priorAuthSandboxRoutes } from './sandbox/prior-auth';
 import { sandboxResourceRoutes } from './sandbox/resources';
 import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
@@ -81,6 +82,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
     ...scenarioRoutes({ ...deps, workflows }),
+    ...priorAuthSandboxRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),
     ...mpiRoutes(deps),
     ...credentialingRoutes(deps),

@@ -533,6 +533,8 @@ export const priorAuthSubmissions = pgTable(
     request: jsonb('request').notNull(),
     /** What the payer reads from it (claims/pas/request.ts). */
     summary: jsonb('summary').notNull(),
+    /** The outcome this request chose (header or test member id); null: as the authorization's. */
+    requestedOutcome: text('requested_outcome', { enum: PRIOR_AUTH_OUTCOMES }),
     /** When the workflow applied it (a retried step finds it applied). */
     appliedAt: timestamp('applied_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),

@@ -1,5 +1,14 @@
 import type { CapabilityStatement, CapabilityStatementRestResource } from 'fhir/r4';
 import { searchParametersOf } from './search-parameters';
+import {
+  BACKPORT_EXTENSIONS,
+  BACKPORT_IG,
+  BACKPORT_PROFILES,
+  BACKPORT_SERVER_CAPABILITIES,
+  PAS_SUBSCRIPTION_PROFILE,
+  STATUS_OPERATION,
+  SUBSCRIPTION_TOPICS,
+} from './subscriptions/vocabulary';
 
 /** FHIR Bulk Data Access 2.0 (http://hl7.org/fhir/uv/bulkdata/): the server's capabilities and its three `$export` operations. */
 const BULK_DATA = 'http://hl7.org/fhir/uv/bulkdata';
@@ -19,6 +28,43 @@ export const BULK_EXPORT_OPERATIONS = {
     documentation: `The compartments of a Group's members (a payer's members, a provider's attributed patients). ${EXPORT_DOCUMENTATION}`,
   },
 } as const;
+
+/** Da Vinci PAS 2.2.1's operations on Claim (docs/api/prior-authorization.md). */
+const PAS_OPERATIONS = [
+  {
+    name: 'submit',
+    definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-submit',
+    documentation: 'A PAS request Bundle in, a PAS response Bundle out; needs a system-level token with system/Claim.c',
+  },
+  {
+    name: 'inquire',
+    definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-inquiry',
+    documentation: "A PAS inquiry Bundle in, the authorization's current state out; needs a system-level token with system/Claim.c",
+  },
+];
+
+/**
+ * Subscriptions (R4 Subscriptions Backport 1.1.0): the resource as its server capability statement
+ * asks, the topic served (capabilitystatement-subscriptiontopic-canonical) and `$status`.
+ */
+export const SUBSCRIPTION_RESOURCE: CapabilityStatementRestResource = {
+  type: 'Subscription',
+  extension: SUBSCRIPTION_TOPICS.map((topic) => ({ url: BACKPORT_EXTENSIONS.topicCanonical, valueCanonical: topic })),
+  profile: BACKPORT_PROFILES.subscription,
+  supportedProfile: [PAS_SUBSCRIPTION_PROFILE],
+  documentation:
+    'Topic-based subscriptions (R4 Subscriptions Backport 1.1.0) to the Da Vinci PAS topic: filter org-identifier=<identifier>, rest-hook channel with headers, payload empty, id-only or full-resource, heartbeats. The organization of a system-level token (system/Subscription.*) owns its subscriptions. See docs/api/fhir-subscriptions.md.',
+  interaction: [{ code: 'create' }, { code: 'read' }, { code: 'delete' }, { code: 'search-type' }],
+  versioning: 'no-version',
+  readHistory: false,
+  searchParam: [
+    { name: '_id', type: 'token', documentation: 'Logical id' },
+    { name: 'status', type: 'token', documentation: 'requested, active, error or off' },
+    { name: 'criteria', type: 'string', documentation: 'The topic canonical' },
+    { name: 'url', type: 'uri', documentation: 'The topic canonical' },
+  ],
+  operation: [{ name: 'status', definition: STATUS_OPERATION, documentation: 'The status of one subscription, or of the organization’s (ids)' }],
+};
 
 /**
  * The R4 CapabilityStatement of /fhir/R4: exactly the types, interactions and search parameters
@@ -40,7 +86,7 @@ export function capabilityStatement(options: {
   published: string;
 }): CapabilityStatement {
   const { urls } = options;
-  const resource: CapabilityStatementRestResource[] = [...options.resourceTypes].sort().map((type) => ({
+  const worldResources: CapabilityStatementRestResource[] = [...options.resourceTypes].sort().map((type) => ({
     type: type as CapabilityStatementRestResource['type'],
     interaction: [{ code: 'read' }, { code: 'search-type' }],
     versioning: 'no-version',
@@ -70,7 +116,9 @@ export function capabilityStatement(options: {
         }
       : {}),
     ...(type === 'Group' ? { operation: [BULK_EXPORT_OPERATIONS.group] } : {}),
+    ...(type === 'Claim' ? { operation: PAS_OPERATIONS } : {}),
   }));
+  const resource = [...worldResources, SUBSCRIPTION_RESOURCE].sort((a, b) => a.type.localeCompare(b.type));
   return {
     resourceType: 'CapabilityStatement',
     status: 'active',
@@ -79,7 +127,8 @@ export function capabilityStatement(options: {
     kind: 'instance',
     software: { name: 'Synthetic Healthcare Sandbox', version: options.version },
     implementation: { description: 'Synthetic (non-production) FHIR R4 endpoint: no real patient data.', url: urls.fhirBase },
-    instantiates: [BULK_DATA_CAPABILITY_STATEMENT],
+    instantiates: [BULK_DATA_CAPABILITY_STATEMENT, BACKPORT_SERVER_CAPABILITIES],
+    implementationGuide: [BACKPORT_IG],
     fhirVersion: '4.0.1',
     format: ['json', 'application/fhir+json'],
     rest: [

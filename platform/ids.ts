@@ -5,7 +5,7 @@ import { z } from 'zod';
  * Prefixed, time-sortable ids (TypeID: prefix + UUIDv7 in base32), per CONVENTIONS.md, HTTP.
  * A new kind of object adds its prefix here and says what it is called in ID_KINDS.
  */
-export const ID_PREFIXES = ['org', 'key', 'conn', 'dlv', 'att', 'evt', 'run', 'cli', 'aq', 'exp'] as const;
+export const ID_PREFIXES = ['org', 'key', 'conn', 'dlv', 'att', 'evt', 'run', 'cli', 'aq', 'exp', 'pa', 'pas'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** What each prefix names, as an error message says it ("No connection with id … exists"). */
@@ -20,6 +20,8 @@ export const ID_KINDS: Record<IdPrefix, string> = {
   cli: 'SMART client',
   aq: 'aggregator query',
   exp: 'bulk export',
+  pa: 'prior authorization',
+  pas: 'prior authorization submission',
 };
 
 export function newId(prefix: IdPrefix): string {

@@ -19,5 +19,7 @@ export const RETENTION_TARGETS = [
   'deliveries',
   /** Bulk exports (with their files) past their expiry (BULK_EXPORT_FILE_HOURS after they ended). */
   'bulk_exports',
+  /** Prior authorizations (PAS `$submit`) past their expiry: 30 days after their workflow closed. */
+  'prior_authorizations',
 ] as const;
 export type RetentionTarget = (typeof RETENTION_TARGETS)[number];

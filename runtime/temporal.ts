@@ -154,7 +154,7 @@ export async function ensureSearchAttributes(connection: Pick<Connection, 'opera
   } catch (error) {
     logger.warn(
       { err: error },
-      'Could not register Temporal search attributes; register OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId (Keyword) by hand',
+      `Could not register Temporal search attributes; register ${searchAttributeKeys.map((key) => key.name).join(', ')} (Keyword) by hand`,
     );
   }
 }

@@ -261,10 +261,16 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
    * the system scopes asked for, all of them, or a refusal naming the one that cannot be granted.
    */
   async function grantSystem(client: SmartClient, requested: string | undefined): Promise<TokenResponse> {
-    if (splitScope(requested).length === 0) {
-      throw new OAuthError('invalid_scope', 'scope is required: the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.');
+    // RFC 6749 §3.3: an omitted scope may take a default. Here it is the scope the client registered
+    // (clients such as Medplum's send none with an assertion).
+    const scope = splitScope(requested).length > 0 ? requested! : (client.scope ?? '');
+    if (splitScope(scope).length === 0) {
+      throw new OAuthError(
+        'invalid_scope',
+        'scope is required (or registered with the client): the system scopes the client needs, e.g. system/Patient.rs system/Observation.rs.',
+      );
     }
-    const granted = systemScope(requested!, {
+    const granted = systemScope(scope, {
       resourceTypes: fhirStore.supportedTypes,
       canFilter: deps.canFilter,
       registered: client.scope,

@@ -6,6 +6,7 @@ import {
   type DeliveryAttempt,
   deliveries,
   deliveryAttempts,
+  fhirSubscriptions,
   organizations,
   reliabilityProfiles,
   stagedEnvelopes,
@@ -267,19 +268,42 @@ export async function attemptContext(db: Database, deliveryId: string, attemptNu
       connectionUrl: connections.webhookUrl,
       connectionSecret: connections.webhookSecret,
       reliabilityProfile: reliabilityProfiles.profile,
+      subscription: {
+        id: fhirSubscriptions.id,
+        endpoint: fhirSubscriptions.endpoint,
+        headers: fhirSubscriptions.headers,
+        payloadMime: fhirSubscriptions.payloadMime,
+        deletedAt: fhirSubscriptions.deletedAt,
+      },
     })
     .from(deliveries)
     .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
     .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
     .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
     .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+    .leftJoin(
+      fhirSubscriptions,
+      and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
+    )
     .where(eq(deliveries.id, deliveryId));
   if (!row) throw new Error(`Delivery ${deliveryId} does not exist`);
-  const target: WebhookTarget = {
-    url: row.connectionUrl ?? row.organizationUrl,
-    secret: row.connectionSecret ?? row.organizationSecret,
-    source: row.connectionUrl ? 'connection' : 'organization',
-  };
+  const subscription = row.subscription?.id ? row.subscription : null;
+  // The attempt is refused (and the delivery ends) rather than sent anywhere else.
+  if (subscription?.deletedAt) throw new Error(`Subscription/${subscription.id} was deleted, so its notifications are no longer sent`);
+  // A subscription's notification goes to its endpoint with its headers, signed with the organization's secret like every webhook.
+  const target: WebhookTarget = subscription
+    ? {
+        url: subscription.endpoint,
+        secret: row.organizationSecret,
+        source: 'subscription',
+        contentType: subscription.payloadMime,
+        channelHeaders: subscription.headers,
+      }
+    : {
+        url: row.connectionUrl ?? row.organizationUrl,
+        secret: row.connectionSecret ?? row.organizationSecret,
+        source: row.connectionUrl ? 'connection' : 'organization',
+      };
   const reliabilityProfile = row.reliabilityProfile ? reliabilityProfileSchema.parse(row.reliabilityProfile) : DEFAULT_RELIABILITY_PROFILE;
   const recorded = row.recorded?.id ? row.recorded : null;
   return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };

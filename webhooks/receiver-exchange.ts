@@ -16,6 +16,9 @@ export interface WebhookTarget {
   url: string | null;
   secret: string;
   source: TargetSource;
+  /** A FHIR Subscription's payload MIME type and `channel.header` values, sent with its notifications. */
+  contentType?: string;
+  channelHeaders?: string[];
 }
 
 const RESPONSE_BODY_LIMIT = 2048;
@@ -71,7 +74,14 @@ export async function exchangeWithReceiver(
   }
 
   // Signed before any chaos delay, so a slow attempt arrives with an older webhook-timestamp, as it would.
-  const headers = signEnvelope({ deliveryId, body, secret: target.secret, timestampSeconds: Math.floor(Date.now() / 1000) });
+  const headers = signEnvelope({
+    deliveryId,
+    body,
+    secret: target.secret,
+    timestampSeconds: Math.floor(Date.now() / 1000),
+    ...(target.contentType ? { contentType: target.contentType } : {}),
+    ...(target.channelHeaders ? { channelHeaders: target.channelHeaders } : {}),
+  });
   if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
   const remainingMs = options.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);

@@ -7,12 +7,28 @@ import { VERSION } from '../platform/version';
  * - Standard Webhooks `webhook-signature: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>`,
  *   so receivers using a Standard Webhooks library (raw secret) verify with replay protection.
  */
-export function signEnvelope(input: { deliveryId: string; body: string; secret: string; timestampSeconds: number }): Record<string, string> {
+export function signEnvelope(input: {
+  deliveryId: string;
+  body: string;
+  secret: string;
+  timestampSeconds: number;
+  /** A FHIR Subscription's payload MIME type (`application/fhir+json`); JSON otherwise. */
+  contentType?: string;
+  /** A FHIR Subscription's `channel.header` values (`Name: value`), sent first: the sender's own headers follow and win. */
+  channelHeaders?: readonly string[];
+}): Record<string, string> {
   const { deliveryId, body, secret, timestampSeconds } = input;
+  const channel = Object.fromEntries(
+    (input.channelHeaders ?? []).map((header) => {
+      const colon = header.indexOf(':');
+      return [header.slice(0, colon), header.slice(colon + 1).trim()];
+    }),
+  );
   const serviceSignature = createHmac('sha256', secret).update(body, 'utf8').digest('hex');
   const standardSignature = createHmac('sha256', secret).update(`${deliveryId}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
   return {
-    'Content-Type': 'application/json',
+    ...channel,
+    'Content-Type': input.contentType ?? 'application/json',
     'User-Agent': `SyntheticHealthcareSandbox-Webhooks/${VERSION}`,
     'X-Service-Delivery-Id': deliveryId,
     'X-Service-Signature': `sha256=${serviceSignature}`,

@@ -27,8 +27,8 @@ export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 export const ATTEMPT_OUTCOMES = ['succeeded', 'failed', 'gone', 'unknown', 'sending'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
-/** Which tier the attempt's URL came from: the connection's override or the organization default. */
-export const TARGET_SOURCES = ['connection', 'organization'] as const;
+/** Where the attempt's URL came from: the connection's override, the organization default, or the FHIR Subscription notified. */
+export const TARGET_SOURCES = ['connection', 'organization', 'subscription'] as const;
 export type TargetSource = (typeof TARGET_SOURCES)[number];
 
 /** The chaos modes a reliability profile can switch on. */

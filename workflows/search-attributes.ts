@@ -7,4 +7,8 @@ export const EventType = defineSearchAttributeKey('EventType', SearchAttributeTy
 export const DeliveryStatus = defineSearchAttributeKey('DeliveryStatus', SearchAttributeType.KEYWORD);
 export const ScenarioId = defineSearchAttributeKey('ScenarioId', SearchAttributeType.KEYWORD);
 
-export const searchAttributeKeys = [OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId];
+/** A prior authorization's Claim business identifier (`system|value`) and its current decision (claims/pas/vocabulary.ts). */
+export const ClaimIdentifier = defineSearchAttributeKey('ClaimIdentifier', SearchAttributeType.KEYWORD);
+export const PriorAuthDecision = defineSearchAttributeKey('PriorAuthDecision', SearchAttributeType.KEYWORD);
+
+export const searchAttributeKeys = [OrgId, ConnectionId, EventType, DeliveryStatus, ScenarioId, ClaimIdentifier, PriorAuthDecision];

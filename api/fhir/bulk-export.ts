@@ -90,7 +90,7 @@ export function bulkExportRouter({
       const request = parseKickOff({
         level,
         groupId,
-        params: new URL(req.originalUrl, 'http://fhir.invalid').searchParams,
+        params: kickOffParameters(req),
         url,
         levelTypes: typesOf(level),
         allowedTypes: systemReadableTypes(res.locals.grant!.scope, typesOf(level)),
@@ -125,9 +125,12 @@ export function bulkExportRouter({
       res.status(202).setHeader('Content-Location', statusUrl(exportId)).end();
     };
 
-  router.get(`${base}/$export`, jsonOnly, withToken, systemAccess, kickOff('system'));
-  router.get(`${base}/Patient/$export`, jsonOnly, withToken, systemAccess, kickOff('patient'));
-  router.get(`${base}/Group/:id/$export`, jsonOnly, withToken, systemAccess, kickOff('group'));
+  // Bulk Data 2.0 allows the kick-off as a POST too (its parameters in a Parameters body, or the query).
+  for (const method of ['get', 'post'] as const) {
+    router[method](`${base}/$export`, jsonOnly, withToken, systemAccess, kickOff('system'));
+    router[method](`${base}/Patient/$export`, jsonOnly, withToken, systemAccess, kickOff('patient'));
+    router[method](`${base}/Group/:id/$export`, jsonOnly, withToken, systemAccess, kickOff('group'));
+  }
 
   /**
    * The caller's export, or 404 for an unknown id and another client's alike (of the same organization
@@ -210,6 +213,27 @@ export function bulkExportRouter({
   });
 
   return router;
+}
+
+/**
+ * The kick-off's parameters: the query's, and for a POST those of its FHIR Parameters body
+ * (`valueString`, `valueInstant` or `valueCode` each), as Bulk Data 2.0 defines the POST kick-off.
+ */
+function kickOffParameters(req: Request): URLSearchParams {
+  const params = new URL(req.originalUrl, 'http://fhir.invalid').searchParams;
+  const body = req.method === 'POST' ? (req.body as { resourceType?: unknown; parameter?: unknown } | undefined) : undefined;
+  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0)) return params;
+  if (body.resourceType !== 'Parameters' || (body.parameter !== undefined && !Array.isArray(body.parameter))) {
+    throw new FhirError(400, 'invalid', 'A POST kick-off carries its parameters in a FHIR Parameters resource (or in the query string).');
+  }
+  for (const parameter of (body.parameter ?? []) as { name?: unknown; valueString?: unknown; valueInstant?: unknown; valueCode?: unknown }[]) {
+    const value = parameter.valueString ?? parameter.valueInstant ?? parameter.valueCode;
+    if (typeof parameter.name !== 'string' || typeof value !== 'string') {
+      throw new FhirError(400, 'invalid', 'Each kick-off parameter needs a name and a valueString, valueInstant or valueCode.');
+    }
+    params.append(parameter.name, value);
+  }
+  return params;
 }
 
 /** What a file request may say it accepts: the NDJSON names (Bulk Data's default is application/fhir+ndjson), JSON, or anything. */

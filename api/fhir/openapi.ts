@@ -3,6 +3,7 @@ import type { ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-opena
 import { BULK_EXPORT_OPERATIONS } from '../../fhir/capability-statement';
 import { fhirResourceSchema } from '../../fhir/resource-json';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../fhir/searchset';
+import { PAS_TOPIC, STATUS_OPERATION, SUBSCRIPTION_STATUSES } from '../../fhir/subscriptions/vocabulary';
 import { OUTPUT_FORMATS } from '../../interop/bulk-export/request';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { fhirMatchBodySchema, matchBundleSchema } from '../interop/mpi';
@@ -165,6 +166,110 @@ function bulkExportPaths(base: string): ZodOpenApiPathsObject {
   };
 }
 
+const subscriptionSchema = z
+  .object({ resourceType: z.literal('Subscription'), id: z.string(), status: z.enum(SUBSCRIPTION_STATUSES), criteria: z.literal(PAS_TOPIC) })
+  .loose()
+  .meta({
+    id: 'Subscription',
+    description:
+      'An R4 Subscription (Subscriptions Backport 1.1.0): the PAS topic, backport-filter-criteria `org-identifier=<identifier>` on `_criteria`, a rest-hook channel with `header`, `payload` and the backport-payload-content extension on `_payload` (`empty`, `id-only`, `full-resource`), backport-heartbeat-period.',
+  });
+
+/** FHIR Subscriptions (R4 Subscriptions Backport 1.1.0, the PAS topic; docs/api/fhir-subscriptions.md). */
+function subscriptionPaths(base: string): ZodOpenApiPathsObject {
+  const security = [{ smartAccessToken: [] }];
+  const auth: ZodOpenApiResponsesObject = {
+    '401': outcome('No, a bad, an expired or a revoked access token'),
+    '403': outcome('Not a system-level token with system/Subscription.* (or the permission the interaction needs)'),
+  };
+  const id = z.object({ id: z.string().meta({ description: 'The Subscription’s id (sub-…).' }) });
+  const statusBundle = {
+    description: 'A searchset of SubscriptionStatus Parameters (backport-subscription-status-r4, type query-status)',
+    content: fhir(searchsetSchema),
+  };
+  return {
+    [`${base}/Subscription`]: {
+      post: {
+        operationId: 'createSubscription',
+        summary: 'Subscribe to decided PAS authorizations (rest-hook)',
+        description:
+          'Created `requested`; a handshake notification is POSTed to the endpoint at once, and the subscription turns `active` (2xx) or `error`. Notifications are signed deliveries (`/v1/webhooks/deliveries`). Needs system/Subscription.c.',
+        tags: ['FHIR R4'],
+        security,
+        requestBody: { content: fhir(subscriptionSchema) },
+        responses: {
+          '201': { description: 'Created; `Location` names it', content: fhir(subscriptionSchema), headers: z.object({ location: z.string() }) },
+          '400': outcome(
+            'What cannot be honoured, each issue naming its element (expression): topic, filter, channel type, endpoint (the webhook SSRF guard), headers, payload',
+          ),
+          ...auth,
+          '422': outcome('The organization keeps as many subscriptions as it may'),
+        },
+      },
+      get: {
+        operationId: 'searchSubscriptions',
+        summary: 'The organization’s subscriptions',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: {
+          query: z.object({
+            status: z.string().optional().meta({ description: 'requested, active, error or off (comma-separated)' }),
+            _id: z.string().optional(),
+            criteria: z.string().optional().meta({ description: 'The topic canonical' }),
+            url: z.string().optional().meta({ description: 'The topic canonical (as url)' }),
+            _count: resultParameters._count,
+          }),
+        },
+        responses: { '200': { description: 'The organization’s subscriptions', content: fhir(searchsetSchema) }, ...auth },
+      },
+    },
+    [`${base}/Subscription/$status`]: {
+      get: {
+        operationId: 'subscriptionsStatus',
+        summary: '$status of the organization’s subscriptions',
+        description: `${STATUS_OPERATION}; \`ids\` names some (comma-separated).`,
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { query: z.object({ ids: z.string().optional() }) },
+        responses: { '200': statusBundle, ...auth },
+      },
+    },
+    [`${base}/Subscription/{id}/$status`]: {
+      get: {
+        operationId: 'subscriptionStatus',
+        summary: '$status of one subscription',
+        description: `${STATUS_OPERATION}: its status, events since it started, and its error when in error.`,
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { path: id },
+        responses: { '200': statusBundle, ...auth, '404': outcome('No such subscription in the token’s organization') },
+      },
+    },
+    [`${base}/Subscription/{id}`]: {
+      get: {
+        operationId: 'readSubscription',
+        summary: 'Read a subscription',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { path: id },
+        responses: {
+          '200': { description: 'The subscription', content: fhir(subscriptionSchema) },
+          ...auth,
+          '404': outcome('No such subscription in the token’s organization'),
+        },
+      },
+      delete: {
+        operationId: 'deleteSubscription',
+        summary: 'Delete a subscription: its heartbeats stop, no notification is sent any more',
+        tags: ['FHIR R4'],
+        security,
+        requestParams: { path: id },
+        responses: { '204': { description: 'Deleted' }, ...auth, '404': outcome('No such subscription in the token’s organization') },
+      },
+    },
+  };
+}
+
 export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPathsObject {
   const base = SMART_PATHS.fhirBase;
   const type = z.enum(resourceTypes as [string, ...string[]]).meta({ description: 'A resource type this server serves.' });
@@ -178,6 +283,7 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
   const security = [{ smartAccessToken: [] }];
   return {
     ...bulkExportPaths(base),
+    ...subscriptionPaths(base),
     [`${base}/metadata`]: {
       get: {
         operationId: 'getFhirCapabilityStatement',
@@ -240,6 +346,46 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
         },
       },
     },
+    ...Object.fromEntries(
+      (
+        [
+          [
+            'submit',
+            'submitPriorAuthorization',
+            'Request a prior authorization (Da Vinci PAS 2.2.1 Claim/$submit)',
+            'A PAS response Bundle: the ClaimResponse (X12 278 review action per item) and your request’s resources',
+          ],
+          [
+            'inquire',
+            'inquirePriorAuthorization',
+            'Read a prior authorization’s current decision (Da Vinci PAS 2.2.1 Claim/$inquire)',
+            'A PAS inquiry response Bundle, or an empty Parameters when none matches',
+          ],
+        ] as const
+      ).map(([operation, operationId, summary, answer]) => [
+        `${base}/Claim/$${operation}`,
+        {
+          post: {
+            operationId,
+            summary,
+            description:
+              'A PAS request Bundle (or a `Parameters` with it as `resource`), checked against the PAS request profiles. Needs a system-level SMART token with `system/Claim.c`. See docs/api/prior-authorization.md (test member ids, the `X-Sandbox-Prior-Auth-Outcome` header, claim updates).',
+            tags: ['FHIR R4'],
+            security: [{ smartAccessToken: [] }],
+            requestBody: { required: true, content: { [FHIR_JSON]: { schema: fhirResourceSchema } } },
+            responses: {
+              '200': { description: answer, content: fhir(fhirResourceSchema) },
+              '400': outcome('The request does not meet the PAS request profiles (one issue per problem, its element in expression)'),
+              '401': outcome('No, a bad, an expired or a revoked access token'),
+              '403': outcome('Not a system-level token with system/Claim.c'),
+              '405': outcome('Another method than POST (Allow: POST)'),
+              '409': outcome('A claim update for an authorization that is closed'),
+              '503': outcome('The request could not be checked just now; send it again'),
+            },
+          },
+        },
+      ]),
+    ),
     [`${base}/{type}/{id}`]: {
       get: {
         operationId: 'readFhir',

@@ -11,12 +11,15 @@ import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
 import type { AccessGrant, TokenService } from '../../smart/tokens';
+import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
 import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
+import { priorAuthorizationRouter } from './prior-authorization';
+import { subscriptionRouter } from './subscriptions';
 
 const FHIR_JSON = 'application/fhir+json';
 const JSON_FORMATS = new Set(['json', 'application/json', FHIR_JSON]);
@@ -38,6 +41,7 @@ export function fhirRouter({
   apiKey,
   db,
   workflows,
+  resolveHost,
 }: {
   fhirStore: FhirStore;
   tokens: TokenService;
@@ -48,6 +52,8 @@ export function fhirRouter({
   apiKey: RequestHandler[];
   db: Database;
   workflows: WorkflowGateway;
+  /** The DNS lookup a subscription's endpoint is checked with; the system resolver when absent. */
+  resolveHost?: ResolveHost;
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
@@ -59,7 +65,9 @@ export function fhirRouter({
   // jsonOnly too, as its files are NDJSON (it checks Accept itself).
   router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken, jsonOnly }));
   router.use(base, jsonOnly);
+  router.use(priorAuthorizationRouter({ db, workflows, withToken, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }));
   router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
+  router.use(subscriptionRouter({ db, workflows, urls, config, withToken, resolveHost }));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });

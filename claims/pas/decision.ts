@@ -196,3 +196,19 @@ export function applyUpdate(state: AuthorizationState, update: PasRequestSummary
 export function turnaroundHours(rules: PayerRules, expedited: boolean): number {
   return expedited ? rules.prior_authorization.expedited_turnaround_hours : rules.prior_authorization.standard_turnaround_hours;
 }
+
+/** How the organization's sandbox clock moves (the scenario runs' paces): `time_scale` simulated seconds per real second when accelerated. */
+export interface PriorAuthPace {
+  mode: 'realtime' | 'accelerated' | 'manual';
+  time_scale: number | null;
+}
+
+/** A simulated day per real minute, as for scenario runs: a 7-day standard review takes 7 minutes. */
+export const DEFAULT_PRIOR_AUTH_PACE: PriorAuthPace = { mode: 'accelerated', time_scale: 1440 };
+
+/** Real milliseconds a review of `hours` takes at the pace; null at manual pace (it waits for an advance). */
+export function reviewWaitMs(hours: number, pace: PriorAuthPace): number | null {
+  if (pace.mode === 'manual') return null;
+  const ms = (hours * 3_600_000) / (pace.mode === 'accelerated' ? (pace.time_scale ?? 1) : 1);
+  return Math.max(1, Math.round(ms));
+}

@@ -99,13 +99,15 @@ export function claimResponse(input: AnswerInput, profile: string): ClaimRespons
         })
       : undefined;
   const notes = [DISPOSITIONS[state.decision], ...state.notes];
+  const answered = items(input);
   return {
     resourceType: 'ClaimResponse',
     id,
     meta: { profile: [profile] },
     ...(moreInformation ? { contained: [moreInformation] } : {}),
     identifier: claim.identifier?.slice(0, 1) ?? [],
-    status: state.decision === 'cancelled' ? 'cancelled' : 'active',
+    // PAS fixes the status to active; a cancelled authorization says so in its disposition and lists no items.
+    status: 'active',
     type: claim.type ?? concept({ system: SYSTEM.claimType, code: 'professional', display: 'Professional' }),
     use: 'preauthorization',
     patient: claim.patient,
@@ -117,7 +119,8 @@ export function claimResponse(input: AnswerInput, profile: string): ClaimRespons
     disposition: DISPOSITIONS[state.decision],
     ...(state.preAuthRef ? { preAuthRef: state.preAuthRef } : {}),
     ...(state.period ? { preAuthPeriod: state.period } : {}),
-    ...(state.decision === 'error' ? { error: [{ code: { coding: [{ system: X12_REJECT_REASON, code: 'T4' }] } }] } : { item: items(input) }),
+    ...(state.decision === 'error' ? { error: [{ code: { coding: [{ system: X12_REJECT_REASON, code: 'T4' }] } }] } : {}),
+    ...(answered.length > 0 ? { item: answered } : {}),
     ...(moreInformation ? { communicationRequest: [{ reference: `#${moreInformation.id}` }] } : {}),
     processNote: notes.map((text, index) => ({ number: index + 1, type: 'display', text })),
   } as ClaimResponse;

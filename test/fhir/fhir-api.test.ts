@@ -96,7 +96,10 @@ describe('/fhir/R4/metadata', () => {
         { url: 'token', valueUri: `${service.baseUrl}/oauth/token` },
       ]),
     );
-    expect(rest.resource.map((resource: { type: string }) => resource.type).sort()).toEqual([...service.fhirStore.supportedTypes].sort());
+    // The synthetic world's types, and each organization's own Subscriptions.
+    expect(rest.resource.map((resource: { type: string }) => resource.type).sort()).toEqual(
+      [...service.fhirStore.supportedTypes, 'Subscription'].sort(),
+    );
     const observation = rest.resource.find((resource: { type: string }) => resource.type === 'Observation');
     expect(observation.searchParam.map((param: { name: string }) => param.name)).toEqual(
       expect.arrayContaining(['patient', 'category', 'code', 'date', '_count']),

@@ -1,11 +1,21 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { ORGANIZATION_RESOURCE_PERMISSIONS } from '../../fhir/organization-resources';
 import { algorithmsOf, type ClientJwk, jwksProblems, MAX_JWKS_KEYS } from '../../smart/client-jwks';
 import { systemScope } from '../../smart/scopes';
 
 const options = { resourceTypes: ['Patient', 'Observation', 'Condition'], canFilter: () => true, registered: null };
 
 describe('system scopes for client_credentials', () => {
+  it('grants create of Claim for the PAS operations, and nothing beyond what the organization types serve', () => {
+    const withClaims = { ...options, organizationTypes: ORGANIZATION_RESOURCE_PERMISSIONS };
+    expect(systemScope('system/Claim.c', withClaims)).toEqual({ scope: 'system/Claim.c' });
+    expect(systemScope('system/Claim.cruds', withClaims)).toEqual({ scope: 'system/Claim.crs' });
+    expect(systemScope('system/Claim.c', { ...withClaims, registered: 'system/*.rs' })).toMatchObject({
+      reason: expect.stringContaining('registered'),
+    });
+  });
+
   it('grants system read and search in v1 and v2 syntax, leaving writes out', () => {
     expect(systemScope('system/Patient.read system/Observation.rs', options)).toEqual({ scope: 'system/Patient.read system/Observation.rs' });
     expect(systemScope('system/*.cruds system/Condition.write system/Condition.rs', options)).toEqual({

@@ -27,7 +27,15 @@ describe('Temporal round trip', () => {
     try {
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       expect(Object.keys(customAttributes ?? {})).toEqual(expect.arrayContaining(searchAttributeKeys.map((key) => key.name)));
-      expect(searchAttributeKeys.map((key) => key.name)).toEqual(['OrgId', 'ConnectionId', 'EventType', 'DeliveryStatus', 'ScenarioId']);
+      expect(searchAttributeKeys.map((key) => key.name)).toEqual([
+        'OrgId',
+        'ConnectionId',
+        'EventType',
+        'DeliveryStatus',
+        'ScenarioId',
+        'ClaimIdentifier',
+        'PriorAuthDecision',
+      ]);
     } finally {
       await connection.close();
     }

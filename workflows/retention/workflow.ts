@@ -26,6 +26,7 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
     client_assertions: 0,
     deliveries: 0,
     bulk_exports: 0,
+    prior_authorizations: 0,
     delivery_attempts: 0,
   };
   for (const target of RETENTION_TARGETS) {

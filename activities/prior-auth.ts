@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { Bundle, Claim } from 'fhir/r4';
+import { latestSubmission, readAuthorization, readSubmission, recordAnswer, recordClosed } from '../claims/pas/authorization-records';
+import {
+  type AuthorizationState,
+  applyUpdate,
+  assess,
+  decidePended,
+  type PriorAuthPace,
+  reviewWaitMs,
+  turnaroundHours,
+} from '../claims/pas/decision';
+import type { PasRequestSummary } from '../claims/pas/request';
+import { submitAnswer } from '../claims/pas/response';
+import type { AuthorizationDecision } from '../claims/pas/vocabulary';
+import { findPayerRules } from '../claims/payer-rules';
+import type { Database } from '../platform/database';
+
+export interface PriorAuthStep {
+  authorizationId: string;
+  pace: PriorAuthPace;
+}
+
+/** What each step answers the workflow: the decision, and how long a pend waits at the pace (null: for an advance). */
+export interface PriorAuthAnswer {
+  decision: AuthorizationDecision;
+  waitMs: number | null;
+}
+
+/**
+ * The prior-authorization workflow's steps (workflows/prior-auth/): each reads the authorization and
+ * its request from the tables, decides (claims/pas/decision.ts), and stores the state and the PAS
+ * response Bundle. A step retried after it stored its answer finds it stored and answers the same.
+ */
+export function createPriorAuthActivities({ db }: { db: Database }) {
+  async function context(authorizationId: string) {
+    const authorization = await readAuthorization(db, authorizationId);
+    const rules = findPayerRules(authorization.payerId)!;
+    return {
+      authorization,
+      rules,
+      decisionContext: {
+        rules,
+        outcome: authorization.requestedOutcome,
+        // The authorization's own id names it in the payer's answers (`PA-` and its random part).
+        authorizationNumber: `PA-${authorization.id.slice(-12).toUpperCase()}`,
+        now: Date.now(),
+      },
+    };
+  }
+
+  async function store(
+    step: PriorAuthStep,
+    state: AuthorizationState,
+    submission: { id: string; request: unknown },
+    expedited: boolean,
+    rules: NonNullable<ReturnType<typeof findPayerRules>>,
+  ): Promise<PriorAuthAnswer> {
+    const request = submission.request as Bundle;
+    const waitMs = state.decision === 'pended' ? reviewWaitMs(turnaroundHours(rules, expedited), step.pace) : null;
+    const response = submitAnswer({
+      authorizationId: step.authorizationId,
+      request,
+      state,
+      claim: request.entry![0]!.resource as Claim,
+      decidedAt: new Date().toISOString(),
+      answerId: randomUUID(),
+    });
+    await recordAnswer(
+      db,
+      step.authorizationId,
+      { decision: state.decision, state, response, dueAt: waitMs === null ? null : new Date(Date.now() + waitMs) },
+      submission.id,
+    );
+    return { decision: state.decision, waitMs };
+  }
+
+  /** How long a pend still waits, answered from the stored record. */
+  function stored(authorization: { decision: AuthorizationDecision | null; dueAt: Date | null }): PriorAuthAnswer {
+    return { decision: authorization.decision!, waitMs: authorization.dueAt ? Math.max(1, authorization.dueAt.getTime() - Date.now()) : null };
+  }
+
+  return {
+    /** The first answer: decided at once, pended, or an error. */
+    async assessAuthorization(step: PriorAuthStep): Promise<PriorAuthAnswer> {
+      const { authorization, rules, decisionContext } = await context(step.authorizationId);
+      if (authorization.state !== null) return stored(authorization);
+      const submission = await latestSubmission(db, step.authorizationId);
+      const state = assess(submission.summary as PasRequestSummary, decisionContext);
+      return store(step, state, submission, authorization.expedited, rules);
+    },
+
+    /** A pend's review time is up (or it was advanced): the payer decides the pended items. */
+    async decidePendedAuthorization(step: PriorAuthStep): Promise<PriorAuthAnswer> {
+      const { authorization, rules, decisionContext } = await context(step.authorizationId);
+      if (authorization.decision !== 'pended') return stored(authorization);
+      const state = decidePended(authorization.state as AuthorizationState, decisionContext);
+      return store(step, state, await latestSubmission(db, step.authorizationId), authorization.expedited, rules);
+    },
+
+    /** A claim update: items added, changed or cancelled, or the whole request cancelled. */
+    async applyClaimUpdate(step: PriorAuthStep & { submissionId: string }): Promise<PriorAuthAnswer> {
+      const { authorization, rules, decisionContext } = await context(step.authorizationId);
+      const submission = await readSubmission(db, step.authorizationId, step.submissionId);
+      if (submission.appliedAt !== null) return stored(authorization);
+      const state = applyUpdate(authorization.state as AuthorizationState, submission.summary as PasRequestSummary, {
+        ...decisionContext,
+        outcome: submission.requestedOutcome ?? decisionContext.outcome,
+      });
+      return store(step, state, submission, authorization.expedited, rules);
+    },
+
+    async closeAuthorization(step: PriorAuthStep): Promise<void> {
+      await recordClosed(db, step.authorizationId);
+    },
+  };
+}

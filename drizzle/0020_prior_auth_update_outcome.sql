@@ -1,0 +1,1 @@
+ALTER TABLE "prior_auth_submissions" ADD COLUMN "requested_outcome" text;
