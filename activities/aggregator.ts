@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
 import type { Patient } from 'fhir/r4';
-import { aggregatorQueries, organizations } from '../drizzle/schema';
 import type { FhirStore } from '../fixtures/store';
 import { AGGREGATOR_COMPLETED_EVENT, queryCompletedTask } from '../interop/aggregator/completed-event';
 import { type AggregatedAnswer, aggregate, type SourceOutcome, withinDates } from '../interop/aggregator/merge';
 import { type AggregatorQueryRequest, type AggregatorWorkflowInput, aggregatorQueryPath, type StoredResult } from '../interop/aggregator/query';
+import { queryOutcome, recordNewQuery, recordQueryAnswer } from '../interop/aggregator/records';
 import { findSource, matchAtSource, SOURCE_MRN_SYSTEM, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
 import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
 import { worldMpi } from '../interop/mpi/world';
 import type { Database } from '../platform/database';
+import { findOrganization } from '../platform/organizations';
 import type { NewDelivery } from '../webhooks/new-delivery';
 import { newDelivery } from '../webhooks/new-delivery';
 
@@ -39,10 +39,7 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
 
   return {
     async recordAggregatorQuery(input: AggregatorWorkflowInput): Promise<void> {
-      await db
-        .insert(aggregatorQueries)
-        .values({ id: input.queryId, organizationId: input.organizationId, status: 'running', request: input.request })
-        .onConflictDoNothing();
+      await recordNewQuery(db, input);
     },
 
     /**
@@ -100,22 +97,13 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
       const records = answer.bundle.entry!.filter(
         (entry) => !['Patient', 'Provenance', 'OperationOutcome'].includes(entry.resource!.resourceType),
       ).length;
-      const [stored] = await db
-        .select({ status: aggregatorQueries.status, result: aggregatorQueries.result })
-        .from(aggregatorQueries)
-        .where(eq(aggregatorQueries.id, input.queryId));
+      const stored = await queryOutcome(db, input.queryId);
       if (stored && stored.status !== 'running') return { records, newDelivery: (stored.result as StoredResult).webhook_delivery };
       const completedAt = new Date();
-      const [organization] = await db
-        .select({ webhookUrl: organizations.webhookUrl })
-        .from(organizations)
-        .where(eq(organizations.id, input.organizationId));
+      const organization = await findOrganization(db, input.organizationId);
       const newDelivery = organization?.webhookUrl ? completionDelivery(input, patient, answer, records, completedAt) : null;
       const result: StoredResult = { ...answer, webhook_delivery: newDelivery };
-      await db
-        .update(aggregatorQueries)
-        .set({ status: answer.status, result, completedAt })
-        .where(and(eq(aggregatorQueries.id, input.queryId), eq(aggregatorQueries.status, 'running')));
+      await recordQueryAnswer(db, input.queryId, { status: answer.status, result, completedAt });
       return { records, newDelivery };
     },
   };

@@ -1,59 +1,32 @@
-import { and, eq, isNull } from 'drizzle-orm';
-import { bulkExportFiles, bulkExports, reliabilityProfiles } from '../drizzle/schema';
 import type { FhirStore } from '../fixtures/store';
 import type { ExportOutcome, ExportPlan, ExportWorkflowInput } from '../interop/bulk-export/export';
 import { exportedResources, exportFiles } from '../interop/bulk-export/files';
-import type { ExportRequest } from '../interop/bulk-export/request';
+import { deleteExport, pickChaosOnce, recordExportEnd, recordExportType } from '../interop/bulk-export/records';
 import type { Database } from '../platform/database';
-import { DEFAULT_RELIABILITY_PROFILE, type ExportChaos, pickExportChaos, reliabilityProfileSchema } from '../webhooks/chaos';
+import { pickExportChaos } from '../webhooks/chaos';
+import { loadReliabilityProfile } from '../webhooks/reliability-profiles';
 
 const HOUR_MS = 60 * 60 * 1000;
 
 /**
  * The bulk export's activities: plan the export the API recorded (picking its chaos once), write one
  * type's files, end it, or discard it. Each answers from the stored record when retried, and none writes to an
- * export that was deleted (DELETE on its status URL) meanwhile.
+ * export that was deleted (DELETE on its status URL) meanwhile (interop/bulk-export/records.ts).
  */
 export function createExportActivities({ db, fhirStore }: { db: Database; fhirStore: FhirStore }) {
   return {
     /** Picks the export's chaos once (a retry, or a second run, finds it picked) and answers the types to write. */
     async planExport(input: ExportWorkflowInput): Promise<ExportPlan> {
-      const [profileRow] = await db
-        .select({ profile: reliabilityProfiles.profile })
-        .from(reliabilityProfiles)
-        .where(eq(reliabilityProfiles.organizationId, input.organizationId));
-      const profile = profileRow ? reliabilityProfileSchema.parse(profileRow.profile) : DEFAULT_RELIABILITY_PROFILE;
-      await db
-        .update(bulkExports)
-        .set({ chaos: pickExportChaos(profile.bulk_export) })
-        .where(and(eq(bulkExports.id, input.exportId), isNull(bulkExports.chaos)));
-      const [row] = await db
-        .select({ request: bulkExports.request, chaos: bulkExports.chaos })
-        .from(bulkExports)
-        .where(eq(bulkExports.id, input.exportId));
-      return row ? { types: (row.request as ExportRequest).types, chaos: row.chaos as ExportChaos } : 'discarded';
+      const { profile } = await loadReliabilityProfile(db, input.organizationId);
+      const stored = await pickChaosOnce(db, input.exportId, pickExportChaos(profile.bulk_export));
+      return stored ? { types: stored.request.types, chaos: stored.chaos } : 'discarded';
     },
 
     /** One type's files, written with the progress in one transaction; a retry finds the type written. */
     async writeExportType({ exportId, type }: { exportId: string; type: string }): Promise<'written' | 'discarded'> {
-      return db.transaction(async (tx) => {
-        // Locked, so a DELETE of the export waits for this step (or this step finds it gone).
-        const [row] = await tx
-          .select({ request: bulkExports.request, chaos: bulkExports.chaos, typesWritten: bulkExports.typesWritten })
-          .from(bulkExports)
-          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, 'running')))
-          .for('update');
-        if (!row) return 'discarded';
-        if (row.typesWritten.includes(type)) return 'written';
-        const chaos = row.chaos as ExportChaos | null;
-        const files = exportFiles(type, exportedResources(fhirStore, row.request as ExportRequest, type), chaos?.partialEveryNth ?? null);
-        if (files.length > 0) await tx.insert(bulkExportFiles).values(files.map((file) => ({ ...file, exportId })));
-        await tx
-          .update(bulkExports)
-          .set({ typesWritten: [...row.typesWritten, type] })
-          .where(eq(bulkExports.id, exportId));
-        return 'written';
-      });
+      return recordExportType(db, exportId, type, (request, chaos) =>
+        exportFiles(type, exportedResources(fhirStore, request, type), chaos?.partialEveryNth ?? null),
+      );
     },
 
     /** Ends the export (completed, or failed with its reason) and sets when its files expire; a retry finds it ended. */
@@ -67,29 +40,12 @@ export function createExportActivities({ db, fhirStore }: { db: Database; fhirSt
       failure: string | null;
     }): Promise<ExportOutcome> {
       const now = new Date();
-      const ended = await db.transaction(async (tx) => {
-        const [row] = await tx.select({ status: bulkExports.status }).from(bulkExports).where(eq(bulkExports.id, exportId)).for('update');
-        if (!row) return 'discarded' as const;
-        if (row.status !== 'running') return row.status;
-        // A failed export answers an OperationOutcome, never part of its files.
-        if (failure !== null) await tx.delete(bulkExportFiles).where(eq(bulkExportFiles.exportId, exportId));
-        await tx
-          .update(bulkExports)
-          .set({
-            status: failure === null ? 'completed' : 'failed',
-            error: failure,
-            completedAt: now,
-            expiresAt: new Date(now.getTime() + fileLifetimeHours * HOUR_MS),
-          })
-          .where(eq(bulkExports.id, exportId));
-        return failure === null ? ('completed' as const) : ('failed' as const);
-      });
-      return ended;
+      return recordExportEnd(db, exportId, { failure, at: now, expiresAt: new Date(now.getTime() + fileLifetimeHours * HOUR_MS) });
     },
 
     /** A cancelled export goes with its files (the API deletes it at once too; this is for a cancel that came another way, e.g. the Web UI). */
     async discardExport({ exportId }: { exportId: string }): Promise<void> {
-      await db.delete(bulkExports).where(eq(bulkExports.id, exportId));
+      await deleteExport(db, exportId);
     },
   };
 }

@@ -1,9 +1,8 @@
-import { count } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { readClaimResponseFocus } from '../claims/pas/authorization-records';
-import { organizations } from '../drizzle/schema';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
+import { countOrganizations } from '../platform/organizations';
 import { smartUrls } from '../smart/endpoints';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
@@ -64,8 +63,7 @@ export function createActivities({
 
     /** Proves a workflow can reach the database through the worker. */
     async checkDatabase(): Promise<{ organizations: number }> {
-      const [row] = await db.select({ organizations: count() }).from(organizations);
-      return { organizations: row?.organizations ?? 0 };
+      return { organizations: await countOrganizations(db) };
     },
   };
 }

@@ -1,10 +1,8 @@
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
-import { eq } from 'drizzle-orm';
-import { organizations } from '../drizzle/schema';
 import { loadConfig } from '../platform/config';
 import { openDatabase } from '../platform/database';
-import { createOrganization, issueApiKey, listApiKeys, revokeApiKey } from '../platform/organizations';
+import { createOrganization, findOrganization, issueApiKey, listApiKeys, revokeApiKey } from '../platform/organizations';
 import { runMain, UsageError } from './run-main';
 
 const USAGE = `Provision API keys (onboarding). Only a key's hash is stored: the key is printed once.
@@ -32,8 +30,8 @@ runMain(async () => {
     if (command === 'create') {
       let organizationId = values['org-id'];
       if (organizationId) {
-        const [existing] = await database.db.select().from(organizations).where(eq(organizations.id, organizationId));
-        if (!existing) throw new UsageError(`No organization ${organizationId}. \`npm run keys -- list\` shows them.`);
+        if (!(await findOrganization(database.db, organizationId)))
+          throw new UsageError(`No organization ${organizationId}. \`npm run keys -- list\` shows them.`);
       } else if (values.org?.trim()) {
         organizationId = (await createOrganization(database.db, { name: values.org.trim() })).id;
       } else {

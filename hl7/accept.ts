@@ -1,5 +1,3 @@
-import { and, eq } from 'drizzle-orm';
-import { connections, hl7Identities } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { PrivacyMode } from '../privacy/guard';
 import { recordNewDelivery } from '../webhooks/delivery-records';
@@ -102,30 +100,4 @@ export async function acceptHl7(deps: Hl7AcceptDependencies, submission: Hl7Subm
   await deps.startDelivery(delivery);
   await recordNewDelivery(deps.db, delivery).catch((error: unknown) => deps.onError?.(error));
   return { kind: 'accepted', outcome: accepted, delivery };
-}
-
-/** The connection of this organization whose HL7 identity is this receiving application and facility. */
-export async function findRecipientByIdentity(
-  db: Database,
-  organizationId: string,
-  application: string,
-  facility: string,
-): Promise<Hl7Recipient | undefined> {
-  const [row] = await db
-    .select({
-      organizationId: hl7Identities.organizationId,
-      connectionId: hl7Identities.connectionId,
-      environment: connections.environment,
-      conformance: hl7Identities.conformance,
-    })
-    .from(hl7Identities)
-    .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
-    .where(
-      and(
-        eq(hl7Identities.organizationId, organizationId),
-        eq(hl7Identities.receivingApplication, application),
-        eq(hl7Identities.receivingFacility, facility),
-      ),
-    );
-  return row;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities, organizations } from '../drizzle/schema';
 import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
@@ -7,6 +7,9 @@ import { hashApiKey } from '../platform/secrets';
 import type { Hl7ConformanceMode } from './vocabulary';
 
 /**
+ * The one module that writes `hl7_identities`: each connection's HL7 identity (the receiving
+ * application and facility its messages name) and its MLLP credential.
+ *
  * The MLLP credential: a token per HL7 identity (per connection), which the sender puts in MSH-8
  * (Security, "used in implementing security features"). Every interface engine can set a header
  * field per destination, which is not true of TLS client certificates, and one listener port
@@ -57,6 +60,65 @@ export async function authenticateMllpToken(db: Database, token: string): Promis
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
     .innerJoin(organizations, eq(organizations.id, hl7Identities.organizationId))
     .where(eq(hl7Identities.mllpTokenHash, hashMllpToken(token)));
+  return row;
+}
+
+/** The connection's HL7 identity, or undefined when it has none (or is another organization's). */
+export async function findIdentity(
+  db: Database,
+  organizationId: string,
+  connectionId: string,
+): Promise<typeof hl7Identities.$inferSelect | undefined> {
+  const [identity] = await db
+    .select()
+    .from(hl7Identities)
+    .where(and(eq(hl7Identities.organizationId, organizationId), eq(hl7Identities.connectionId, connectionId)));
+  return identity;
+}
+
+/** Sets the connection's identity; with a token, it becomes the identity's MLLP credential (only its hash and hint are kept). */
+export async function saveIdentity(
+  db: Database,
+  identity: {
+    organizationId: string;
+    connectionId: string;
+    receivingApplication: string;
+    receivingFacility: string;
+    conformance: Hl7ConformanceMode;
+    token?: string | undefined;
+  },
+): Promise<void> {
+  const { organizationId, connectionId, token, ...named } = identity;
+  const values = { ...named, updatedAt: new Date(), ...(token ? { mllpTokenHash: hashMllpToken(token), mllpTokenHint: mllpTokenHint(token) } : {}) };
+  await db
+    .insert(hl7Identities)
+    .values({ connectionId, organizationId, ...values })
+    .onConflictDoUpdate({ target: hl7Identities.connectionId, set: values });
+}
+
+/** The connection of this organization whose HL7 identity is this receiving application and facility: who its messages are delivered for. */
+export async function findRecipientByIdentity(
+  db: Database,
+  organizationId: string,
+  application: string,
+  facility: string,
+): Promise<Pick<MllpSender, 'organizationId' | 'connectionId' | 'environment' | 'conformance'> | undefined> {
+  const [row] = await db
+    .select({
+      organizationId: hl7Identities.organizationId,
+      connectionId: hl7Identities.connectionId,
+      environment: connections.environment,
+      conformance: hl7Identities.conformance,
+    })
+    .from(hl7Identities)
+    .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
+    .where(
+      and(
+        eq(hl7Identities.organizationId, organizationId),
+        eq(hl7Identities.receivingApplication, application),
+        eq(hl7Identities.receivingFacility, facility),
+      ),
+    );
   return row;
 }
 

@@ -1,10 +1,14 @@
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, or } from 'drizzle-orm';
 import { apiKeys, connections, type Organization, organizations } from '../drizzle/schema';
 import type { Database } from './database';
 import { newId } from './ids';
 import { apiKeyHint, generateApiKey, generateWebhookSecret, hashApiKey } from './secrets';
 
-/** Organizations and their API keys, as provisioned at onboarding (the `keys` CLI and the demo seed). */
+/**
+ * The one module that writes `organizations` and `api_keys`: organizations and their API keys, as
+ * provisioned at onboarding (the `keys` CLI and the demo seed), and each organization's default
+ * webhook target.
+ */
 
 export async function createOrganization(db: Database, input: { name: string; webhookUrl?: string | null }): Promise<Organization> {
   const [organization] = await db
@@ -102,6 +106,34 @@ export async function webhookSecretsOf(db: Database, organizationId: string): Pr
   const [organization] = await db.select({ secret: organizations.webhookSecret }).from(organizations).where(eq(organizations.id, organizationId));
   const own = await db.select({ secret: connections.webhookSecret }).from(connections).where(eq(connections.organizationId, organizationId));
   return [organization?.secret, ...own.map((row) => row.secret)].filter((secret): secret is string => Boolean(secret));
+}
+
+export async function findOrganization(db: Database, organizationId: string): Promise<Organization | undefined> {
+  const [organization] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
+  return organization;
+}
+
+export async function countOrganizations(db: Database): Promise<number> {
+  const [row] = await db.select({ organizations: count() }).from(organizations);
+  return row?.organizations ?? 0;
+}
+
+/** Sets the organization's default webhook URL (null clears it) and, with `rotateSecret`, a new signing secret. */
+export async function updateWebhookSettings(
+  db: Database,
+  organizationId: string,
+  change: { webhookUrl?: string | null | undefined; rotateSecret?: boolean | undefined },
+): Promise<Organization> {
+  const [organization] = await db
+    .update(organizations)
+    .set({
+      ...(change.webhookUrl !== undefined ? { webhookUrl: change.webhookUrl } : {}),
+      ...(change.rotateSecret ? { webhookSecret: generateWebhookSecret() } : {}),
+      updatedAt: new Date(),
+    })
+    .where(eq(organizations.id, organizationId))
+    .returning();
+  return organization!;
 }
 
 /** Whether the organization refuses requests that carry a real identifier (docs/api/privacy.md); false (mask) when it does not exist. */

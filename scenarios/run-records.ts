@@ -1,8 +1,10 @@
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, count, desc, eq, lt } from 'drizzle-orm';
 import { type ScenarioRun, scenarioRuns } from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { NewScenarioRun, ScenarioProgress } from './run';
 import type { ScenarioRunStatus } from './vocabulary';
+
+/** The one module that writes `scenario_runs`: a run as its workflow and the API record it, and its progress. */
 
 /**
  * Records a new run once, whoever comes first: the API after starting the workflow, or the
@@ -35,6 +37,15 @@ export async function findOwnedRun(db: Database, organizationId: string, runId: 
     .from(scenarioRuns)
     .where(and(eq(scenarioRuns.organizationId, organizationId), eq(scenarioRuns.id, runId)));
   return run;
+}
+
+/** How many of the organization's runs are still running (its in-flight bound counts them). */
+export async function runningRuns(db: Database, organizationId: string): Promise<number> {
+  const [row] = await db
+    .select({ running: count() })
+    .from(scenarioRuns)
+    .where(and(eq(scenarioRuns.organizationId, organizationId), eq(scenarioRuns.status, 'running')));
+  return row?.running ?? 0;
 }
 
 export interface RunFilter {

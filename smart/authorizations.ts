@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Patient } from 'fhir/r4';
 import { type SmartAuthorization, type SmartClient, smartAuthorizations } from '../drizzle/schema';
@@ -13,7 +13,7 @@ import { consumeLaunch } from './launches';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
 import { grantableScopes, needsPatientChoice, splitScope, systemScope, unevaluableFilters, withLaunchContext } from './scopes';
-import type { TokenResponse, TokenService } from './tokens';
+import type { TokenResponse } from './token-response';
 
 /** What the authorization endpoint answers: an error page, a redirect to the client, or the patient picker. */
 export type AuthorizeOutcome =
@@ -21,12 +21,19 @@ export type AuthorizeOutcome =
   | { kind: 'redirect'; location: string }
   | { kind: 'patient_picker'; requestId: string };
 
+/** What the flow asks of the token service (smart/tokens.ts, which records its grants through this module). */
+export interface TokenIssuer {
+  issue(authorization: SmartAuthorization, scope: string): Promise<TokenResponse>;
+  issueSystem(client: SmartClient, scope: string): Promise<TokenResponse>;
+  revokeAuthorization(authorizationId: string): Promise<void>;
+}
+
 export interface AuthorizationDeps {
   db: Database;
   config: Pick<Config, 'SMART_AUTHORIZATION_CODE_SECONDS' | 'SMART_LAUNCH_SECONDS'>;
   urls: SmartUrls;
   fhirStore: FhirStore;
-  tokens: TokenService;
+  tokens: TokenIssuer;
   /** Whether a granular scope filter can be evaluated for a type (FHIR search parameters it knows). */
   canFilter(resourceType: string, filter: [string, string][]): boolean;
 }
@@ -328,4 +335,35 @@ function withParams(uri: string, params: Record<string, string>): string {
   const url = new URL(uri);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   return url.toString();
+}
+
+/**
+ * The client_credentials grant's authorization row (SMART Backend Services): born granted, it expires
+ * with its access token, so retention and the client's next authorization remove it as they remove a
+ * code never exchanged.
+ */
+export async function recordSystemAuthorization(
+  db: Database,
+  grant: { clientId: string; scope: string; expiresAt: Date },
+): Promise<SmartAuthorization> {
+  const [authorization] = await db
+    .insert(smartAuthorizations)
+    .values({
+      // Not of the picker's request id form, so no picker step can ever find it.
+      id: `system_${randomUUID()}`,
+      clientId: grant.clientId,
+      launchKind: 'system',
+      redirectUri: '',
+      state: '',
+      scope: grant.scope,
+      codeChallenge: '',
+      expiresAt: grant.expiresAt,
+    })
+    .returning();
+  return authorization!;
+}
+
+/** Marks the authorization revoked (its tokens are the token service's to revoke). */
+export async function revokeAuthorizationRecord(db: Database, authorizationId: string, at: Date): Promise<void> {
+  await db.update(smartAuthorizations).set({ revokedAt: at }).where(eq(smartAuthorizations.id, authorizationId));
 }

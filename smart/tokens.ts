@@ -7,27 +7,13 @@ import type { Config } from '../platform/config';
 import type { Database, Listen } from '../platform/database';
 import { createNotifiedCache } from '../platform/notified-cache';
 import { excerpt } from '../platform/text';
+import { recordSystemAuthorization, revokeAuthorizationRecord } from './authorizations';
 import type { SmartUrls } from './endpoints';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
 import { type GrantOptions, narrowedScope, splitScope } from './scopes';
 import { loadSigningKey, SIGNING_ALGORITHM, type SigningKey } from './signing-key';
-
-/** The SMART 2.x token response (RFC 6749 §5.1 plus launch context); it also documents /oauth/token. */
-export const tokenResponseSchema = z
-  .object({
-    access_token: z.string().meta({ description: 'A JWT (RS256, `typ: at+jwt`) for the FHIR R4 endpoint.' }),
-    token_type: z.literal('Bearer'),
-    expires_in: z.number().int().meta({ description: 'Seconds until the access token expires (SMART_ACCESS_TOKEN_SECONDS).' }),
-    scope: z.string().meta({ description: 'The scopes granted, space-separated; may be narrower than asked.' }),
-    patient: z.string().optional().meta({ description: 'The patient in context (launch/patient).' }),
-    encounter: z.string().optional().meta({ description: 'The encounter in context (launch/encounter, EHR launch).' }),
-    need_patient_banner: z.boolean().optional().meta({ description: 'App launches only: whether the app shows the patient banner.' }),
-    id_token: z.string().optional().meta({ description: 'With `openid`: an OpenID Connect id token.' }),
-    refresh_token: z.string().optional().meta({ description: 'With `offline_access` or `online_access`; each refresh replaces it.' }),
-  })
-  .meta({ id: 'SmartTokenResponse' });
-export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+import type { TokenResponse } from './token-response';
 
 /** RFC 7662's answer: the token's facts when it is active and the caller may see it, else `{ active: false }` alone. */
 export const introspectionSchema = z
@@ -177,26 +163,16 @@ export function createTokenService({
 
   /**
    * The client_credentials grant (SMART Backend Services): an access token alone, no refresh or id
-   * token. Its authorization row is born granted and expires with the token, so retention and the
-   * client's next authorization remove it as they remove a code never exchanged.
+   * token, under an authorization row born granted (recordSystemAuthorization).
    */
   async function issueSystem(client: SmartClient, scope: string): Promise<TokenResponse> {
     const now = new Date();
-    const [authorization] = await db
-      .insert(smartAuthorizations)
-      .values({
-        // Not of the picker's request id form, so no picker step can ever find it.
-        id: `system_${randomUUID()}`,
-        clientId: client.id,
-        launchKind: 'system',
-        redirectUri: '',
-        state: '',
-        scope,
-        codeChallenge: '',
-        expiresAt: new Date(now.getTime() + lifetimes.SMART_ACCESS_TOKEN_SECONDS * 1000),
-      })
-      .returning();
-    const access = await signAccessToken(authorization!, scope, now);
+    const authorization = await recordSystemAuthorization(db, {
+      clientId: client.id,
+      scope,
+      expiresAt: new Date(now.getTime() + lifetimes.SMART_ACCESS_TOKEN_SECONDS * 1000),
+    });
+    const access = await signAccessToken(authorization, scope, now);
     return { access_token: access.token, token_type: 'Bearer', expires_in: lifetimes.SMART_ACCESS_TOKEN_SECONDS, scope };
   }
 
@@ -265,7 +241,7 @@ export function createTokenService({
   /** Revokes the authorization and every token it produced (code reuse, refresh token revocation). */
   async function revokeAuthorization(authorizationId: string): Promise<void> {
     const now = new Date();
-    await db.update(smartAuthorizations).set({ revokedAt: now }).where(eq(smartAuthorizations.id, authorizationId));
+    await revokeAuthorizationRecord(db, authorizationId, now);
     await db
       .update(smartTokens)
       .set({ revokedAt: now })

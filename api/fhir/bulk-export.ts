@@ -1,9 +1,9 @@
-import { and, asc, count, eq } from 'drizzle-orm';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { type BulkExport, bulkExportFiles, bulkExports, organizations } from '../../drizzle/schema';
+import type { BulkExport } from '../../drizzle/schema';
 import { FhirError, operationOutcome } from '../../fhir/operation-outcome';
 import type { FhirStore } from '../../fixtures/store';
 import { groupMembers, levelTypes } from '../../interop/bulk-export/files';
+import { deleteExport, exportFile, exportFileList, findExport, recordNewExport } from '../../interop/bulk-export/records';
 import { type ExportRequest, parseKickOff } from '../../interop/bulk-export/request';
 import type { ExportLevel } from '../../interop/bulk-export/vocabulary';
 import type { Config } from '../../platform/config';
@@ -99,21 +99,18 @@ export function bulkExportRouter({
       const exportId = newId('exp');
       const transactionTime = new Date();
       // Recorded before its workflow starts, so the status URL answers from the first poll (and a DELETE finds it).
-      // Counted and inserted under the organization's row lock, so concurrent kick-offs cannot all see room for one more.
-      await db.transaction(async (tx) => {
-        await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
-        await assertWithinBounds(tx, config, organizationId);
-        await tx.insert(bulkExports).values({
+      await recordNewExport(
+        db,
+        {
           id: exportId,
           organizationId,
           clientId: res.locals.grant!.clientId,
-          status: 'running',
           request,
-          typesTotal: request.types.length,
           transactionTime,
           expiresAt: new Date(transactionTime.getTime() + ABANDONED_AFTER_MS),
-        });
-      });
+        },
+        (counts) => assertWithinBounds(counts, config),
+      );
       try {
         await workflows.startOnce(exportWorkflow, {
           workflowId: exportWorkflowId(exportId),
@@ -122,7 +119,7 @@ export function bulkExportRouter({
           summary: `${level} export of ${request.types.length} type(s)`,
         });
       } catch (error) {
-        await db.delete(bulkExports).where(eq(bulkExports.id, exportId));
+        await deleteExport(db, exportId);
         throw error;
       }
       res.status(202).setHeader('Content-Location', statusUrl(exportId)).end();
@@ -142,12 +139,7 @@ export function bulkExportRouter({
   async function ownedExport(req: Request, res: Response): Promise<BulkExport> {
     const { exportId } = req.params as { exportId: string };
     const grant = res.locals.grant!;
-    const [row] = isId('exp', exportId)
-      ? await db
-          .select()
-          .from(bulkExports)
-          .where(and(eq(bulkExports.id, exportId), eq(bulkExports.organizationId, grant.organizationId), eq(bulkExports.clientId, grant.clientId)))
-      : [];
+    const row = isId('exp', exportId) ? await findExport(db, grant, exportId) : undefined;
     if (!row) throw new FhirError(404, 'not-found', `No bulk export ${exportId} exists (or it expired, or was deleted).`);
     return row;
   }
@@ -170,11 +162,7 @@ export function bulkExportRouter({
         .send(JSON.stringify(operationOutcome('exception', row.error ?? 'The export failed.', 'fatal')));
       return;
     }
-    const files = await db
-      .select({ name: bulkExportFiles.name, kind: bulkExportFiles.kind, type: bulkExportFiles.resourceType, count: bulkExportFiles.count })
-      .from(bulkExportFiles)
-      .where(eq(bulkExportFiles.exportId, row.id))
-      .orderBy(asc(bulkExportFiles.name));
+    const files = await exportFileList(db, row.id);
     const entry = (file: (typeof files)[number]) => ({ type: file.type, url: `${statusUrl(row.id)}/${file.name}`, count: file.count });
     res
       .status(200)
@@ -201,19 +189,14 @@ export function bulkExportRouter({
       }
     }
     // Its files go with it; a step still running finds it gone and writes nothing.
-    await db.delete(bulkExports).where(eq(bulkExports.id, row.id));
+    await deleteExport(db, row.id);
     res.status(202).end();
   });
 
   router.get(`${base}${BULK_EXPORT_PATHS.file}`, ndjsonAccepted, withToken, systemAccess, async (req, res) => {
     const row = await ownedExport(req, res);
     const { file } = req.params as { file: string };
-    const [stored] = FILE_NAME.test(file)
-      ? await db
-          .select({ content: bulkExportFiles.content, kind: bulkExportFiles.kind, type: bulkExportFiles.resourceType })
-          .from(bulkExportFiles)
-          .where(and(eq(bulkExportFiles.exportId, row.id), eq(bulkExportFiles.name, file)))
-      : [];
+    const stored = FILE_NAME.test(file) ? await exportFile(db, row.id, file) : undefined;
     if (!stored) throw new FhirError(404, 'not-found', `This bulk export has no file ${file}.`);
     // The scopes of the token reading it, not only those that started the export: a narrower token reads less.
     const { scope } = res.locals.grant!;
@@ -280,14 +263,7 @@ function systemReadableTypes(scope: string, types: readonly string[]): string[] 
 }
 
 /** At most so many exports running, and so many kept, per organization: each holds files in the database until it expires. */
-async function assertWithinBounds(db: Pick<Database, 'select'>, config: Config, organizationId: string): Promise<void> {
-  const rows = await db
-    .select({ status: bulkExports.status, exports: count() })
-    .from(bulkExports)
-    .where(eq(bulkExports.organizationId, organizationId))
-    .groupBy(bulkExports.status);
-  const running = rows.find((row) => row.status === 'running')?.exports ?? 0;
-  const kept = rows.reduce((sum, row) => sum + row.exports, 0);
+function assertWithinBounds({ running, kept }: { running: number; kept: number }, config: Config): void {
   if (running >= config.BULK_EXPORTS_IN_FLIGHT_PER_ORGANIZATION) {
     throw new FhirError(
       429,

@@ -1,12 +1,10 @@
-import { and, eq } from 'drizzle-orm';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { hl7Identities } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
-import { acceptHl7, findRecipientByIdentity, type Hl7Recipient } from '../../hl7/accept';
+import { acceptHl7, type Hl7Recipient } from '../../hl7/accept';
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack, synchronousAck } from '../../hl7/ack';
 import { isBatchOrStream } from '../../hl7/batch';
-import { generateMllpToken, hashMllpToken, mllpTokenHint } from '../../hl7/credentials';
+import { findIdentity, findRecipientByIdentity, generateMllpToken, saveIdentity } from '../../hl7/credentials';
 import { hl7MessageCost } from '../../hl7/inject';
 import type { PortableHl7Outcome } from '../../hl7/portable-outcome';
 import { listTemplates, renderTemplate, UnknownPatientError } from '../../hl7/templates';
@@ -217,14 +215,8 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
     return { organizationId, connectionId: null, environment: 'sandbox', conformance: 'lenient' };
   }
 
-  async function identityOf(organizationId: string, connectionId: string) {
-    const [identity] = await db
-      .select()
-      .from(hl7Identities)
-      .where(and(eq(hl7Identities.organizationId, organizationId), eq(hl7Identities.connectionId, connectionId)));
-    return identity;
-  }
-  const presentIdentity = (identity: typeof hl7Identities.$inferSelect, issuedToken?: string) => ({
+  const identityOf = (organizationId: string, connectionId: string) => findIdentity(db, organizationId, connectionId);
+  const presentIdentity = (identity: NonNullable<Awaited<ReturnType<typeof findIdentity>>>, issuedToken?: string) => ({
     connection_id: identity.connectionId,
     receiving_application: identity.receivingApplication,
     receiving_facility: identity.receivingFacility,
@@ -442,17 +434,14 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         }
         const existing = await identityOf(auth.organizationId, params.connection_id);
         const token = !existing || body.rotate_token ? generateMllpToken() : undefined;
-        const values = {
+        await saveIdentity(db, {
+          organizationId: auth.organizationId,
+          connectionId: params.connection_id,
           receivingApplication: body.receiving_application,
           receivingFacility: body.receiving_facility,
           conformance: body.conformance ?? 'lenient',
-          updatedAt: new Date(),
-          ...(token ? { mllpTokenHash: hashMllpToken(token), mllpTokenHint: mllpTokenHint(token) } : {}),
-        };
-        await db
-          .insert(hl7Identities)
-          .values({ connectionId: params.connection_id, organizationId: auth.organizationId, ...values })
-          .onConflictDoUpdate({ target: hl7Identities.connectionId, set: values });
+          token,
+        });
         return presentIdentity((await identityOf(auth.organizationId, params.connection_id))!, token);
       },
     }),

@@ -1,5 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import { type Connection, connections } from '../../drizzle/schema';
+import type { Connection } from '../../drizzle/schema';
+import { findConnection } from '../../platform/connections';
 import type { Database } from '../../platform/database';
 import { notFound } from './problem';
 
@@ -10,10 +10,7 @@ import { notFound } from './problem';
  * The id was checked by its format before (idSchema('conn')), so a NUL byte never reaches the query.
  */
 export async function ownedConnection(db: Database, organizationId: string, id: string, field: string): Promise<Connection> {
-  const [connection] = await db
-    .select()
-    .from(connections)
-    .where(and(eq(connections.organizationId, organizationId), eq(connections.id, id)));
+  const connection = await findConnection(db, organizationId, id);
   if (!connection) throw notFound('connection', id, field);
   return connection;
 }

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { type AggregatorQuery, aggregatorQueries } from '../../drizzle/schema';
+import type { AggregatorQuery } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import { type AggregatorQueryRequest, aggregatorQueryPath, type StoredResult } from '../../interop/aggregator/query';
+import { findQuery, runningQueries } from '../../interop/aggregator/records';
 import {
   AGGREGATABLE_TYPES,
   AGGREGATOR_QUERY_STATUSES,
@@ -149,13 +149,7 @@ export function aggregatorRoutes({
   workflows: WorkflowGateway;
   config: Config;
 }) {
-  const findOwned = async (organizationId: string, id: string) => {
-    const [row] = await db
-      .select()
-      .from(aggregatorQueries)
-      .where(and(eq(aggregatorQueries.organizationId, organizationId), eq(aggregatorQueries.id, id)));
-    return row;
-  };
+  const findOwned = (organizationId: string, id: string) => findQuery(db, organizationId, id);
 
   return [
     defineRoute({
@@ -177,10 +171,8 @@ export function aggregatorRoutes({
         if (body.patient_id !== undefined && !fhirStore.read('Patient', body.patient_id)) {
           throw notFound('patient', body.patient_id, 'body.patient_id');
         }
-        await assertWithinInFlightBound(
-          db,
-          { table: aggregatorQueries, organizationId: aggregatorQueries.organizationId, status: aggregatorQueries.status },
-          auth.organizationId,
+        assertWithinInFlightBound(
+          await runningQueries(db, auth.organizationId),
           config.AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION,
           'aggregator queries',
         );

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findScenario, scenarios } from '../../catalog/scenarios';
 import { SCENARIO_OUTCOMES } from '../../catalog/scenarios/definition';
-import { type ScenarioRun, scenarioRuns } from '../../drizzle/schema';
+import type { ScenarioRun } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
@@ -10,7 +10,7 @@ import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from 
 import { resourceStamp, simulatedStartFor } from '../../scenarios/ids';
 import { DEFAULT_SCENARIO_PATIENT, planRun, type RunPlan } from '../../scenarios/plan';
 import type { NewScenarioRun, ScenarioPace, ScenarioProgress } from '../../scenarios/run';
-import { findOwnedRun, listRuns, pendingRun, recordNewRun } from '../../scenarios/run-records';
+import { findOwnedRun, listRuns, pendingRun, recordNewRun, runningRuns } from '../../scenarios/run-records';
 import { PACE_MODES, SCENARIO_RUN_STATUSES } from '../../scenarios/vocabulary';
 import {
   advanceScenarioUpdate,
@@ -162,13 +162,7 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
         if ('invalidOutcome' in planned) throw invalidFields('body', [{ path: 'body.outcome', message: planned.invalidOutcome }]);
         if ('unfit' in planned) throw invalidFields('body', [{ path: 'body.patient', message: planned.unfit }], 'patient_does_not_fit_scenario');
         const { plan } = planned;
-        await assertWithinInFlightBound(
-          db,
-          { table: scenarioRuns, organizationId: scenarioRuns.organizationId, status: scenarioRuns.status },
-          auth.organizationId,
-          config.SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION,
-          'scenario runs',
-        );
+        assertWithinInFlightBound(await runningRuns(db, auth.organizationId), config.SCENARIO_RUNS_IN_FLIGHT_PER_ORGANIZATION, 'scenario runs');
 
         const pace: ScenarioPace = {
           mode: body.pace?.mode ?? 'accelerated',

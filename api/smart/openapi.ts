@@ -5,7 +5,8 @@ import { ASSERTION_ALGORITHMS } from '../../smart/client-jwks';
 import { CLIENT_ASSERTION_TYPE, GRANT_TYPES } from '../../smart/clients';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { oauthErrorSchema } from '../../smart/oauth-error';
-import { introspectionSchema, tokenResponseSchema } from '../../smart/tokens';
+import { tokenResponseSchema } from '../../smart/token-response';
+import { introspectionSchema } from '../../smart/tokens';
 import { jwksSchema, openidConfigurationSchema, smartConfigurationSchema } from './discovery';
 
 /**

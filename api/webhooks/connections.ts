@@ -1,10 +1,10 @@
-import { and, desc, eq, lt } from 'drizzle-orm';
 import { z } from 'zod';
-import { type Connection, connections } from '../../drizzle/schema';
+import type { Connection } from '../../drizzle/schema';
 import type { Config } from '../../platform/config';
+import { createConnection, listConnections, updateConnection } from '../../platform/connections';
 import type { Database } from '../../platform/database';
-import { idSchema, newId } from '../../platform/ids';
-import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
+import { idSchema } from '../../platform/ids';
+import { maskSecret } from '../../platform/secrets';
 import type { ResolveHost } from '../../webhooks/targets';
 import { ownedConnection } from '../http/owned-rows';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
@@ -99,18 +99,14 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
       handler: async ({ auth, body }) => {
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const name = await guardRequest(db, auth.organizationId, body.name, 'body.name');
-        const [connection] = await db
-          .insert(connections)
-          .values({
-            id: newId('conn'),
-            organizationId: auth.organizationId,
-            name: name.value,
-            environment: body.environment,
-            webhookUrl: body.webhook_url ?? null,
-            webhookSecret: body.rotate_secret ? generateWebhookSecret() : null,
-          })
-          .returning();
-        return withWarnings(present(connection!, true), name.warnings);
+        const connection = await createConnection(db, {
+          organizationId: auth.organizationId,
+          name: name.value,
+          environment: body.environment,
+          webhookUrl: body.webhook_url ?? null,
+          ownSecret: body.rotate_secret === true,
+        });
+        return withWarnings(present(connection, true), name.warnings);
       },
     }),
     defineRoute({
@@ -125,12 +121,7 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
       errors: [400, 422],
       handler: async ({ auth, query }) => {
         const before = decodeCursor(query.cursor);
-        const rows = await db
-          .select()
-          .from(connections)
-          .where(and(eq(connections.organizationId, auth.organizationId), before ? lt(connections.id, before) : undefined))
-          .orderBy(desc(connections.id))
-          .limit(query.limit + 1);
+        const rows = await listConnections(db, auth.organizationId, before, query.limit + 1);
         return toPage(rows, query.limit, (row) => present(row));
       },
     }),
@@ -161,18 +152,12 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
         await findOwned(auth.organizationId, params.connection_id);
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
         const name = body.name === undefined ? undefined : await guardRequest(db, auth.organizationId, body.name, 'body.name');
-        const [connection] = await db
-          .update(connections)
-          .set({
-            ...(name !== undefined ? { name: name.value } : {}),
-            ...(body.environment !== undefined ? { environment: body.environment } : {}),
-            ...(body.webhook_url !== undefined ? { webhookUrl: body.webhook_url } : {}),
-            ...(body.webhook_secret === null ? { webhookSecret: null } : {}),
-            ...(body.rotate_secret ? { webhookSecret: generateWebhookSecret() } : {}),
-            updatedAt: new Date(),
-          })
-          .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, params.connection_id)))
-          .returning();
+        const connection = await updateConnection(db, auth.organizationId, params.connection_id, {
+          name: name?.value,
+          environment: body.environment,
+          webhookUrl: body.webhook_url,
+          secret: body.rotate_secret ? 'rotate' : body.webhook_secret === null ? 'drop' : undefined,
+        });
         return withWarnings(present(connection!, body.rotate_secret === true), name?.warnings ?? []);
       },
     }),

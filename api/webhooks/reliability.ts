@@ -1,8 +1,7 @@
-import { eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { reliabilityProfiles } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
-import { DEFAULT_RELIABILITY_PROFILE, exportChaosProfileSchema, type ReliabilityProfile, reliabilityProfileSchema } from '../../webhooks/chaos';
+import { exportChaosProfileSchema, type ReliabilityProfile, reliabilityProfileSchema } from '../../webhooks/chaos';
+import { loadReliabilityProfile, saveReliabilityProfile } from '../../webhooks/reliability-profiles';
 import { defineRoute } from '../http/route';
 
 const storedReliabilityProfileSchema = reliabilityProfileSchema
@@ -29,12 +28,7 @@ const updateProfileSchema = z
 
 /** The organization's chaos profile, applied by the delivery activity to every attempt. */
 export function webhookReliabilityRoutes({ db }: { db: Database }) {
-  async function load(organizationId: string): Promise<{ profile: ReliabilityProfile; updatedAt: Date | null }> {
-    const [row] = await db.select().from(reliabilityProfiles).where(eq(reliabilityProfiles.organizationId, organizationId));
-    return row
-      ? { profile: reliabilityProfileSchema.parse(row.profile), updatedAt: row.updatedAt }
-      : { profile: DEFAULT_RELIABILITY_PROFILE, updatedAt: null };
-  }
+  const load = (organizationId: string) => loadReliabilityProfile(db, organizationId);
 
   return [
     defineRoute({
@@ -77,11 +71,7 @@ export function webhookReliabilityRoutes({ db }: { db: Database }) {
             partial: { ...current.bulk_export.partial, ...body.bulk_export?.partial },
           },
         };
-        const updatedAt = new Date();
-        await db
-          .insert(reliabilityProfiles)
-          .values({ organizationId: auth.organizationId, profile, updatedAt })
-          .onConflictDoUpdate({ target: reliabilityProfiles.organizationId, set: { profile, updatedAt } });
+        const updatedAt = await saveReliabilityProfile(db, auth.organizationId, profile);
         return { ...profile, updated_at: updatedAt.toISOString() };
       },
     }),

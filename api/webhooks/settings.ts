@@ -1,9 +1,9 @@
-import { eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { type Organization, organizations } from '../../drizzle/schema';
+import type { Organization } from '../../drizzle/schema';
 import type { Config } from '../../platform/config';
 import type { Database } from '../../platform/database';
-import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
+import { findOrganization, updateWebhookSettings } from '../../platform/organizations';
+import { maskSecret } from '../../platform/secrets';
 import type { ResolveHost } from '../../webhooks/targets';
 import { defineRoute } from '../http/route';
 import { assertDeliverableUrl, rotateSecretField, webhookUrlField } from './target-fields';
@@ -41,8 +41,7 @@ export function settingsRoutes({ db, config, resolveHost }: { db: Database; conf
       auth: 'api_key',
       success: { status: 200, description: 'The organization webhook settings', schema: webhookSettingsSchema },
       handler: async ({ auth }) => {
-        const [organization] = await db.select().from(organizations).where(eq(organizations.id, auth.organizationId));
-        return present(organization!, false);
+        return present((await findOrganization(db, auth.organizationId))!, false);
       },
     }),
     defineRoute({
@@ -58,16 +57,8 @@ export function settingsRoutes({ db, config, resolveHost }: { db: Database; conf
       errors: [415, 422],
       handler: async ({ auth, body }) => {
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
-        const [organization] = await db
-          .update(organizations)
-          .set({
-            ...(body.webhook_url !== undefined ? { webhookUrl: body.webhook_url } : {}),
-            ...(body.rotate_secret ? { webhookSecret: generateWebhookSecret() } : {}),
-            updatedAt: new Date(),
-          })
-          .where(eq(organizations.id, auth.organizationId))
-          .returning();
-        return present(organization!, body.rotate_secret === true);
+        const organization = await updateWebhookSettings(db, auth.organizationId, { webhookUrl: body.webhook_url, rotateSecret: body.rotate_secret });
+        return present(organization, body.rotate_secret === true);
       },
     }),
   ];

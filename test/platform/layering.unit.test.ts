@@ -1,13 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isLayerOverride, LAYERS, layerOverrides, vocabularies } from '../../layers';
 
 /**
- * The layering of CONVENTIONS.md (Layers) is checked by `npm run lint`: Biome's noRestrictedImports,
- * one override per folder in biome.json. Each probe is a file placed in a scratch copy of the layout
+ * The layering of CONVENTIONS.md (Layers) is one table (layers.ts), checked by `npm run lint`: Biome's
+ * noRestrictedImports, one override per folder in biome.json, written from the table by
+ * `npm run layers`. Each probe is a file placed in a scratch copy of the layout
  * with the project's biome.json, so the rule is exercised exactly as the lint runs it.
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -63,5 +65,31 @@ describe('npm run lint enforces the layering', () => {
 
   it.each(allowed)('allows %s', (path, source) => {
     expect(reported.get(path!), source).toBeUndefined();
+  });
+});
+
+describe('the layer table (layers.ts) is the one source of the layering', () => {
+  it('is what biome.json enforces (npm run layers writes it)', () => {
+    const biome = JSON.parse(readFileSync(join(root, 'biome.json'), 'utf8')) as { overrides: Parameters<typeof isLayerOverride>[0][] };
+    expect(biome.overrides.filter(isLayerOverride), 'biome.json is out of date: run npm run layers').toEqual(layerOverrides(vocabularies(root)));
+  });
+
+  it('places every top-level folder that holds TypeScript', () => {
+    const folders = readdirSync(root, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules')
+      .filter((entry) => readdirSync(join(root, entry.name), { recursive: true }).some((name) => String(name).endsWith('.ts')))
+      .map((entry) => entry.name);
+    expect(folders.filter((folder) => !LAYERS.flat().includes(folder))).toEqual([]);
+  });
+
+  it('is the table CONVENTIONS.md draws, row for row (a new folder may be named there later)', () => {
+    const conventions = readFileSync(join(root, 'CONVENTIONS.md'), 'utf8');
+    const section = conventions.slice(conventions.indexOf('## Layers'), conventions.indexOf('\n## ', conventions.indexOf('## Layers') + 1));
+    const rows = section
+      .split('\n')
+      .filter((line) => /^\| `/.test(line))
+      .map((line) => [...line.split('|')[1]!.matchAll(/`([^`/]+)\/`/g)].map((match) => match[1]));
+    expect(rows).toHaveLength(LAYERS.length);
+    for (const [index, row] of rows.entries()) expect(LAYERS[index], `CONVENTIONS.md's row ${row.join(', ')}`).toEqual(expect.arrayContaining(row));
   });
 });

@@ -1,0 +1,57 @@
+import { and, count, eq } from 'drizzle-orm';
+import { type AggregatorQuery, aggregatorQueries } from '../../drizzle/schema';
+import type { Database } from '../../platform/database';
+import type { AggregatorQueryRequest, StoredResult } from './query';
+import type { AggregatorQueryStatus } from './vocabulary';
+
+/** The one module that writes `aggregator_queries`: a query as its workflow records it, and its answer. */
+
+/** Recorded once, by the workflow's first step (a retried step finds it). */
+export async function recordNewQuery(
+  db: Database,
+  query: { queryId: string; organizationId: string; request: AggregatorQueryRequest },
+): Promise<void> {
+  await db
+    .insert(aggregatorQueries)
+    .values({ id: query.queryId, organizationId: query.organizationId, status: 'running', request: query.request })
+    .onConflictDoNothing();
+}
+
+/** A query's status and stored result, by id alone (for the worker: its workflow holds the id). */
+export async function queryOutcome(db: Database, queryId: string): Promise<Pick<AggregatorQuery, 'status' | 'result'> | undefined> {
+  const [stored] = await db
+    .select({ status: aggregatorQueries.status, result: aggregatorQueries.result })
+    .from(aggregatorQueries)
+    .where(eq(aggregatorQueries.id, queryId));
+  return stored;
+}
+
+/** Stores the answer once: only a query still running takes it. */
+export async function recordQueryAnswer(
+  db: Database,
+  queryId: string,
+  answer: { status: AggregatorQueryStatus; result: StoredResult; completedAt: Date },
+) {
+  await db
+    .update(aggregatorQueries)
+    .set(answer)
+    .where(and(eq(aggregatorQueries.id, queryId), eq(aggregatorQueries.status, 'running')));
+}
+
+/** The organization's query with this id, or undefined (another organization's is not found either). */
+export async function findQuery(db: Database, organizationId: string, id: string): Promise<AggregatorQuery | undefined> {
+  const [row] = await db
+    .select()
+    .from(aggregatorQueries)
+    .where(and(eq(aggregatorQueries.organizationId, organizationId), eq(aggregatorQueries.id, id)));
+  return row;
+}
+
+/** How many of the organization's queries are still running (its in-flight bound counts them). */
+export async function runningQueries(db: Database, organizationId: string): Promise<number> {
+  const [row] = await db
+    .select({ running: count() })
+    .from(aggregatorQueries)
+    .where(and(eq(aggregatorQueries.organizationId, organizationId), eq(aggregatorQueries.status, 'running')));
+  return row?.running ?? 0;
+}
