@@ -14,12 +14,6 @@ const SKIPPED = new Set(['node_modules', '.git', '.data', '.tools', 'test/artifa
 const CITED_PATH = /(?<![\w./@:-])((?:[a-z][\w-]*\/)+[\w.-]+\.(?:ts|md|json|sql|go|mjs))\b/g;
 const COMMENT = /^\s*(\/\/|\/\*|\*)|\s\/\/\s/;
 
-/**
- * Files cited by work that landed before them, each with the work that writes it. Remove an entry once
- * its file exists; a cited file missing from this list is drift.
- */
-const CITED_BEFORE_WRITTEN = new Map([['docs/api/fhir-subscriptions.md', 'issue 34 item 6, FHIR Subscriptions: its page']]);
-
 function sourceFiles(folder = root): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
     const path = join(folder, entry.name);
@@ -35,7 +29,7 @@ function staleCitations(file: string, text: string): string[] {
     COMMENT.test(line)
       ? [...line.matchAll(CITED_PATH)]
           .map((match) => match[1]!)
-          .filter((path) => !CITED_BEFORE_WRITTEN.has(path) && !existsSync(join(root, path)) && !existsSync(join(root, dirname(file), path)))
+          .filter((path) => !existsSync(join(root, path)) && !existsSync(join(root, dirname(file), path)))
           .map((path) => `${file}:${index + 1}: ${path}`)
       : [],
   );
