@@ -1,7 +1,15 @@
 import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
-import { bulkExports, idempotencyKeys, smartAuthorizations, smartClientAssertions, smartLaunches, smartTokens } from '../drizzle/schema';
+import {
+  aggregatorQueries,
+  bulkExports,
+  idempotencyKeys,
+  smartAuthorizations,
+  smartClientAssertions,
+  smartLaunches,
+  smartTokens,
+} from '../drizzle/schema';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../platform/retention';
 import { purgeFinishedDeliveries } from '../webhooks/delivery-records';
@@ -14,7 +22,7 @@ export interface PurgeResult {
 
 /** The retention workflow's one activity: a batch of deletes for one target. */
 export function createRetentionActivities({ db, logger }: { db: Database; logger?: Logger | undefined }) {
-  const purges: Record<RetentionTarget, (cutoff: Date, batchSize: number) => Promise<PurgeResult>> = {
+  const purges: Record<RetentionTarget, (cutoff: Date, batchSize: number, maximumCutoff: Date) => Promise<PurgeResult>> = {
     idempotency_keys: async (cutoff, batchSize) => {
       const batch = db
         .select({ organizationId: idempotencyKeys.organizationId, key: idempotencyKeys.key })
@@ -69,7 +77,13 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
       return { rows: gone.length, attempts: 0 };
     },
     // Finished deliveries with no work in flight: their owner decides which may go.
-    deliveries: (cutoff, batchSize) => purgeFinishedDeliveries(db, cutoff, batchSize),
+    deliveries: (cutoff, batchSize, maximumCutoff) => purgeFinishedDeliveries(db, cutoff, batchSize, maximumCutoff),
+    // Counted from arrival, whatever became of the query: its request holds the demographics it was sent.
+    aggregator_queries: async (cutoff, batchSize) => {
+      const batch = db.select({ id: aggregatorQueries.id }).from(aggregatorQueries).where(lt(aggregatorQueries.createdAt, cutoff)).limit(batchSize);
+      const gone = await db.delete(aggregatorQueries).where(inArray(aggregatorQueries.id, batch)).returning({ id: aggregatorQueries.id });
+      return { rows: gone.length, attempts: 0 };
+    },
     // An export past its expiry, its files with it (cascade): ended a while ago, or abandoned (api/fhir/bulk-export.ts).
     bulk_exports: async (cutoff, batchSize) => {
       const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);
@@ -81,8 +95,9 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
 
   return {
     /** One batch of the retention workflow; it deletes only what is past its cutoff, so it is safe to retry. */
-    async purgeBatch(input: { target: RetentionTarget; cutoff: string; batchSize: number }): Promise<PurgeResult> {
-      const purged = await purges[input.target](new Date(input.cutoff), input.batchSize);
+    async purgeBatch(input: { target: RetentionTarget; cutoff: string; batchSize: number; maximumCutoff?: string }): Promise<PurgeResult> {
+      const cutoff = new Date(input.cutoff);
+      const purged = await purges[input.target](cutoff, input.batchSize, input.maximumCutoff ? new Date(input.maximumCutoff) : cutoff);
       if (purged.rows > 0) logger?.info({ target: input.target, cutoff: input.cutoff, ...purged }, `Retention purged ${purged.rows} ${input.target}`);
       return purged;
     },

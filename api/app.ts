@@ -35,6 +35,7 @@ import { mpiRoutes } from './interop/mpi';
 import { sandboxCatalogRoutes } from './sandbox/catalog';
 import { patientRoutes } from './sandbox/patients';
 import { priorAuthSandboxRoutes } from './sandbox/prior-auth';
+import { privacyRoutes } from './sandbox/privacy';
 import { sandboxResourceRoutes } from './sandbox/resources';
 import { scenarioRoutes } from './scenarios/routes';
 import { smartClientRoutes } from './smart/clients';
@@ -81,6 +82,7 @@ export function createApp(deps: ApiDependencies): Express {
     ...patientRoutes(deps),
     ...sandboxResourceRoutes(deps),
     ...sandboxCatalogRoutes(deps),
+    ...privacyRoutes(deps),
     ...scenarioRoutes({ ...deps, workflows }),
     ...priorAuthSandboxRoutes({ ...deps, workflows }),
     ...hl7Routes({ ...deps, workflows }),

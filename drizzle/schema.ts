@@ -15,6 +15,8 @@ export const organizations = pgTable('organizations', {
   name: text('name').notNull(),
   webhookUrl: text('webhook_url'),
   webhookSecret: text('webhook_secret').notNull(),
+  /** Whether a real identifier (privacy/guard.ts) refuses a request on every channel, rather than being masked with a warning. */
+  refuseRealIdentifiers: boolean('refuse_real_identifiers').notNull().default(false),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { connections, hl7Identities } from '../drizzle/schema';
 import type { Database } from '../platform/database';
+import type { PrivacyMode } from '../privacy/guard';
 import { recordNewDelivery } from '../webhooks/delivery-records';
 import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 import { processHl7OffLoop } from './off-loop';
@@ -40,6 +41,8 @@ export interface Hl7Submission {
   text: string;
   /** How strictly the sender asked to check it; when not said, the recipient's HL7 identity decides. */
   conformance?: Hl7ConformanceMode;
+  /** What a real identifier makes of the message (hl7/privacy.ts): masked with a warning (default), or the message refused. */
+  privacy?: PrivacyMode;
   /** Who the message is for, given the receiving application and facility it names (MSH-5/MSH-6). */
   recipientFor(application: string, facility: string): Promise<Hl7Recipient>;
   /**
@@ -85,12 +88,12 @@ export const SEND_AGAIN = 'The message was valid but could not be queued for del
  * even if recording its row here fails: the workflow records it too.
  */
 export async function acceptHl7(deps: Hl7AcceptDependencies, submission: Hl7Submission): Promise<Hl7Acceptance> {
-  let outcome = await processHl7OffLoop(submission.text, submission.conformance);
+  let outcome = await processHl7OffLoop(submission.text, submission.conformance, submission.privacy);
   if (!isAccepted(outcome)) return { kind: 'refused', outcome };
   const recipient = await submission.recipientFor(outcome.header.receivingApplication, outcome.header.receivingFacility);
   // Strict only refuses more, so a lenient pass is checked again when the recipient's identity is strict.
   if (!submission.conformance && recipient.conformance === 'strict') {
-    outcome = await processHl7OffLoop(submission.text, 'strict');
+    outcome = await processHl7OffLoop(submission.text, 'strict', submission.privacy);
     if (!isAccepted(outcome)) return { kind: 'refused', outcome };
   }
   const accepted = outcome;

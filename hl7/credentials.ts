@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { connections, hl7Identities } from '../drizzle/schema';
+import { connections, hl7Identities, organizations } from '../drizzle/schema';
 import type { CostBudget } from '../platform/cost-budget';
 import type { Database } from '../platform/database';
 import { hashApiKey } from '../platform/secrets';
@@ -36,6 +36,8 @@ export interface MllpSender {
   receivingFacility: string;
   /** How the identity asks its messages to be checked. */
   conformance: Hl7ConformanceMode;
+  /** Whether its organization refuses real identifiers rather than masking them (hl7/privacy.ts). */
+  refuseRealIdentifiers: boolean;
 }
 
 /** The identity whose token this is, or undefined (no such token, or not a token at all: nothing is queried). */
@@ -49,9 +51,11 @@ export async function authenticateMllpToken(db: Database, token: string): Promis
       receivingApplication: hl7Identities.receivingApplication,
       receivingFacility: hl7Identities.receivingFacility,
       conformance: hl7Identities.conformance,
+      refuseRealIdentifiers: organizations.refuseRealIdentifiers,
     })
     .from(hl7Identities)
     .innerJoin(connections, eq(connections.id, hl7Identities.connectionId))
+    .innerJoin(organizations, eq(organizations.id, hl7Identities.organizationId))
     .where(eq(hl7Identities.mllpTokenHash, hashMllpToken(token)));
   return row;
 }

@@ -39,16 +39,28 @@ const mshProblem = (field: number | undefined, message: string): Hl7Problem => (
   reject: true,
 });
 
-/** An ACK's errors (not its warnings) as the problems they were. */
-const errorsOf = (ack: Hl7Ack): Hl7Problem[] =>
+/** An ACK's findings of one severity as the problems they were. */
+const findingsOf = (ack: Hl7Ack, severity: 'E' | 'W'): Hl7Problem[] =>
   ack.errors
-    .filter((error) => error.severity === 'E')
+    .filter((error) => error.severity === severity)
     .map(({ segment, sequence, field, repetition, component, code, message }) => ({
       code: code as Hl7Problem['code'],
       location: { segment, sequence, field, repetition, component },
       message,
-      reject: true,
+      reject: severity === 'E',
+      severity,
     }));
+
+/** An ACK's errors (not its warnings) as the problems they were. */
+const errorsOf = (ack: Hl7Ack): Hl7Problem[] => findingsOf(ack, 'E');
+
+/**
+ * The AA for an accepted message, naming its delivery, with the warnings its processing found (a
+ * field left out of the Bundle, a real identifier masked): MLLP and HTTP batches answer the same ERRs
+ * as the HTTP inject.
+ */
+export const acceptedAck = (addressee: AckAddressee, outcome: { ack: Hl7Ack }, deliveryId: string): Hl7Ack =>
+  buildAck('AA', addressee, findingsOf(outcome.ack, 'W'), new Date(), `Accepted; delivery ${deliveryId}`);
 
 /** What a message (or a batch of them) spends of its organization's HL7 budget: 1 a message, and 1 more per 16 KiB. */
 export function hl7MessageCost(text: string): number {
@@ -137,12 +149,17 @@ export function mllpHandler(
     const recipient: Hl7Recipient = sender;
     let acceptance: Hl7Acceptance;
     try {
-      acceptance = await acceptHl7(deps, { text: withoutMsh8(text), conformance: recipient.conformance, recipientFor: async () => recipient });
+      acceptance = await acceptHl7(deps, {
+        text: withoutMsh8(text),
+        conformance: recipient.conformance,
+        privacy: sender.refuseRealIdentifiers ? 'refuse' : 'mask',
+        recipientFor: async () => recipient,
+      });
     } catch (error) {
       deps.onError?.(error);
       return refuse(mshProblem(undefined, SEND_AGAIN), true);
     }
-    if (acceptance.kind === 'accepted') return answer(buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${acceptance.delivery.id}`));
+    if (acceptance.kind === 'accepted') return answer(acceptedAck(addressee, acceptance.outcome, acceptance.delivery.id));
     // A CR says why too, in case MSH-16 asks for no application ACK.
     const { ack } = acceptance.outcome;
     return answer(ack, { acceptProblems: ack.code === 'AR' ? errorsOf(ack) : [] });

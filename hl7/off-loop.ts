@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import type { PrivacyMode } from '../privacy/guard';
 import { type PortableHl7Outcome, processHl7Portable } from './portable-outcome';
 import type { ConformanceMode } from './validate';
 
@@ -45,13 +46,14 @@ const THREAD_ANSWER_WITHIN_MS = 30_000;
  * answer in time (one died, or none can start, which piscina would retry for ever), the message is
  * processed in place: a slow answer rather than a hung request or a lost message.
  */
-export async function processHl7OffLoop(text: string, conformance?: ConformanceMode): Promise<PortableHl7Outcome> {
-  if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable({ text, conformance });
+export async function processHl7OffLoop(text: string, conformance?: ConformanceMode, privacy?: PrivacyMode): Promise<PortableHl7Outcome> {
+  const task = { text, conformance, privacy };
+  if (Buffer.byteLength(text, 'utf8') < OFF_LOOP_FROM_BYTES) return processHl7Portable(task);
   try {
-    const outcome: PortableHl7Outcome = await threads().run({ text, conformance }, { signal: AbortSignal.timeout(THREAD_ANSWER_WITHIN_MS) });
+    const outcome: PortableHl7Outcome = await threads().run(task, { signal: AbortSignal.timeout(THREAD_ANSWER_WITHIN_MS) });
     answeredByThreads += 1;
     return outcome;
   } catch {
-    return processHl7Portable({ text, conformance });
+    return processHl7Portable(task);
   }
 }

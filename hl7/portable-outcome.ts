@@ -1,4 +1,5 @@
 import { asFhirJson } from '../fhir/resource-json';
+import type { PrivacyMode } from '../privacy/guard';
 import { type AckAddressee, addresseeOf } from './ack';
 import { type Hl7Outcome, processHl7 } from './process';
 import type { ConformanceMode } from './validate';
@@ -29,13 +30,14 @@ export function portableOutcome(outcome: Hl7Outcome): PortableHl7Outcome {
   };
 }
 
-/** What a thread of the off-loop pool is given: the message, and how strictly to check it. */
+/** What a thread of the off-loop pool is given: the message, how strictly to check it, and what a real identifier makes of it. */
 export interface Hl7Task {
   text: string;
   conformance?: ConformanceMode;
+  privacy?: PrivacyMode;
 }
 
 /** processHl7, answered as plain data: the task the off-loop pool's threads run. */
-export function processHl7Portable({ text, conformance }: Hl7Task): PortableHl7Outcome {
-  return portableOutcome(processHl7(text, { conformance }));
+export function processHl7Portable({ text, conformance, privacy }: Hl7Task): PortableHl7Outcome {
+  return portableOutcome(processHl7(text, { conformance, privacy }));
 }

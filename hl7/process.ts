@@ -1,6 +1,8 @@
 import type { Bundle } from 'fhir/r4';
+import type { PrivacyMode } from '../privacy/guard';
 import { type AcknowledgementsDue, acknowledgementsDue, addresseeFromText, addresseeOf, buildAck, type Hl7Ack } from './ack';
 import { MAX_MESSAGE_BYTES, NotHl7Error, type ParsedHl7, parseHl7, UnreadableHl7Error } from './parse';
+import { guardHl7, privacyProblems } from './privacy';
 import { mapToFhir } from './to-fhir';
 import { type Hl7Trigger, hl7EventFor } from './triggers';
 import { acknowledgmentCode, type ConformanceMode, type Hl7Problem, validateHl7 } from './validate';
@@ -32,6 +34,11 @@ export interface ProcessOptions {
   now?: Date;
   /** `lenient` (default): findings are warnings on an AA; `strict`: they are errors (AE). */
   conformance?: ConformanceMode;
+  /**
+   * What a real identifier (hl7/privacy.ts) makes of the message: `mask` (default) masks it with a
+   * warning; `refuse` answers AE. Strict conformance refuses too.
+   */
+  privacy?: PrivacyMode;
 }
 
 const problem = (code: Hl7Problem['code'], message: string, field?: number): Hl7Problem => ({
@@ -55,10 +62,14 @@ export function oversizeAck(head: string, bytes: number, now: Date = new Date())
  * checking or mapping is our failure, answered AR with ERR code 207 (application internal error;
  * HL7 table 0008: rejected for a reason unrelated to the content).
  */
-export function processHl7(text: string, options: ProcessOptions = {}): Hl7Outcome {
+export function processHl7(sent: string, options: ProcessOptions = {}): Hl7Outcome {
   const now = options.now ?? new Date();
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_MESSAGE_BYTES) return { kind: 'too_large', ...oversizeAck(text, bytes, now) };
+  const bytes = Buffer.byteLength(sent, 'utf8');
+  if (bytes > MAX_MESSAGE_BYTES) return { kind: 'too_large', ...oversizeAck(sent, bytes, now) };
+  // Real identifiers are masked before the message is read, so nothing after it sees them.
+  const guarded = guardHl7(sent);
+  const text = guarded.text;
+  const masked = privacyProblems(guarded, options.privacy === 'refuse' || options.conformance === 'strict');
   let message: ParsedHl7;
   try {
     message = parseHl7(text);
@@ -96,7 +107,8 @@ export function processHl7(text: string, options: ProcessOptions = {}): Hl7Outco
   let problems: Hl7Problem[] = [];
   try {
     const checked = validateHl7(message, options.conformance);
-    ({ type, trigger, problems } = checked);
+    ({ type, trigger } = checked);
+    problems = [...masked, ...checked.problems];
     if (acknowledgmentCode(problems) !== 'AA' || !type) return answer(problems, type, trigger);
     return answer(problems, type, trigger, mapToFhir(message, type).bundle);
   } catch (error) {

@@ -118,6 +118,8 @@ const environmentSchema = z.object({
   /** Webhook attempts of one organization at once per worker: a receiver that never answers holds this many activity slots, not all. */
   DELIVERY_SLOTS_PER_ORGANIZATION: positiveInt.default(DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION),
   DELIVERY_RETENTION_DAYS: positiveInt.default(30),
+  /** The most a delivery's envelope is kept from its arrival, however often it is replayed (a replay restarts DELIVERY_RETENTION_DAYS, never this). */
+  DELIVERY_MAX_RETENTION_DAYS: positiveInt.default(90),
   RELAY_PORT: port.default(3004),
   HL7_MLLP_PORT: z.union([z.enum(['off', '0']).transform(() => null), port]).default(2575),
   /** The MLLP listener listens on loopback unless told otherwise (issue 23): it is reached through a tunnel or a configured address. */

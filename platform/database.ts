@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../drizzle/schema';
 import { createWatchedListener } from './listener';
+import { PGLITE_OPTIONS } from './pglite-settings';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -108,7 +110,8 @@ export async function openDatabase(options: {
   mkdirSync(directory, { recursive: true });
   const releaseLock = lockDirectory(directory);
   try {
-    const client = new PGlite(directory);
+    if (!existsSync(join(directory, 'PG_VERSION'))) await createPgliteDatabase(directory);
+    const client = new PGlite(directory, PGLITE_OPTIONS);
     const db = drizzlePglite(client, { schema });
     await migratePglite(db, { migrationsFolder });
     const close = async () => {
@@ -124,6 +127,21 @@ export async function openDatabase(options: {
     releaseLock();
     throw error;
   }
+}
+
+/** A new PGlite database, created in a child process (platform/pglite-create.ts) so that what creating it holds is not ours to keep. */
+async function createPgliteDatabase(directory: string): Promise<void> {
+  // The child is TypeScript: it loads it with tsx, as `npm start` does (a test runner's process may not).
+  const loadsTypeScript = process.execArgv.some((argument) => argument.includes('tsx'));
+  const child = fork(fileURLToPath(new URL('./pglite-create.ts', import.meta.url)), [directory], {
+    execArgv: loadsTypeScript ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`Creating the embedded database in ${directory} failed (exit code ${code}); its output is above.`);
 }
 
 /** API and workers may start together; a session advisory lock makes them migrate one at a time. */

@@ -103,3 +103,13 @@ export async function webhookSecretsOf(db: Database, organizationId: string): Pr
   const own = await db.select({ secret: connections.webhookSecret }).from(connections).where(eq(connections.organizationId, organizationId));
   return [organization?.secret, ...own.map((row) => row.secret)].filter((secret): secret is string => Boolean(secret));
 }
+
+/** Whether the organization refuses requests that carry a real identifier (docs/api/privacy.md); false (mask) when it does not exist. */
+export async function refusesRealIdentifiers(db: Database, organizationId: string): Promise<boolean> {
+  const [row] = await db.select({ refuse: organizations.refuseRealIdentifiers }).from(organizations).where(eq(organizations.id, organizationId));
+  return row?.refuse ?? false;
+}
+
+export async function setRefuseRealIdentifiers(db: Database, organizationId: string, refuse: boolean): Promise<void> {
+  await db.update(organizations).set({ refuseRealIdentifiers: refuse, updatedAt: new Date() }).where(eq(organizations.id, organizationId));
+}

@@ -11,7 +11,7 @@ import { retentionWorkflow } from '../workflows/retention/workflow';
  */
 export async function ensureRetentionSchedule(
   client: Client,
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'DELIVERY_RETENTION_DAYS'>,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'DELIVERY_RETENTION_DAYS' | 'DELIVERY_MAX_RETENTION_DAYS'>,
   logger: Logger,
 ): Promise<string> {
   const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
@@ -21,7 +21,7 @@ export async function ensureRetentionSchedule(
     workflowType: retentionWorkflow,
     workflowId: scheduleId,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    args: [{ deliveryRetentionDays: config.DELIVERY_RETENTION_DAYS }],
+    args: [{ deliveryRetentionDays: config.DELIVERY_RETENTION_DAYS, deliveryMaxRetentionDays: config.DELIVERY_MAX_RETENTION_DAYS }],
   };
   const policies = { overlap: 'SKIP' as const, catchupWindow: RETENTION_INTERVAL };
   try {

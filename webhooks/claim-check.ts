@@ -1,18 +1,18 @@
 import type { NewDelivery } from './new-delivery';
 
 /**
- * Claim checks for large envelopes. Temporal refuses a payload over 2 MB, and a 256 KiB HL7 v2
- * message maps to an envelope of several MiB; every workflow input and activity argument is also kept
- * in the run's history, twice for a delivery (its input, then its first attempt's). So an envelope
- * over STAGE_ENVELOPES_OVER_BYTES is stored in Postgres before the workflow starts (checkIn in
- * webhooks/delivery-records.ts), and the workflow and its activities carry only the delivery's id:
- * the activity that records the delivery moves the envelope into the delivery row, where every
- * attempt and replay reads it, as for any delivery.
+ * Claim checks. Every workflow input and activity argument is kept in the run's history (twice for a
+ * delivery: its input, then its first attempt's) for the namespace's retention, beyond the sandbox's
+ * own retention limits, and Temporal refuses a payload over 2 MB (a 256 KiB HL7 v2 message maps to an
+ * envelope of several MiB). So every delivery the API starts, which carries what a partner sent (an
+ * HL7 message's Bundle), is stored in Postgres before its workflow starts (checkIn in
+ * webhooks/delivery-records.ts), and the workflow and its activities carry only the delivery's id
+ * (docs/api/privacy.md): the activity that records the delivery moves the envelope into the delivery
+ * row, where every attempt and replay reads it. That costs a delivery two more database statements
+ * (stage; then move and check; figures: docs/benchmarks.md, Webhook deliveries).
  *
- * Smaller envelopes travel inline. A claim check costs a delivery two more database statements
- * (stage; then move and check), which would slow the recording of every delivery (figures:
- * docs/benchmarks.md, Webhook deliveries), for a history that stays far below Temporal's limits at
- * 64 KiB (its blob-size warning is at 512 KiB).
+ * Deliveries a workflow starts (scenario steps, reports) carry the sandbox's own synthetic content and
+ * travel inline unless their envelope is over STAGE_ENVELOPES_OVER_BYTES.
  */
 export const STAGE_ENVELOPES_OVER_BYTES = 64 * 1024;
 

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, ne, notExists, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import {
   connections,
@@ -15,7 +15,7 @@ import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableTe
 import { newId } from '../platform/ids';
 import type { AttemptResult } from './attempt-result';
 import { DEFAULT_RELIABILITY_PROFILE, reliabilityProfileSchema } from './chaos';
-import { type CarriedDelivery, isStaged, needsClaimCheck } from './claim-check';
+import { type CarriedDelivery, isStaged, needsClaimCheck, type StagedDelivery } from './claim-check';
 import type { NewDelivery } from './new-delivery';
 import type { WebhookTarget } from './receiver-exchange';
 import { type AttemptTrigger, type ChaosMode, type DeliveryStatusValue, TERMINAL_DELIVERY_STATUSES } from './vocabulary';
@@ -101,12 +101,11 @@ async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Prom
 }
 
 /**
- * The delivery as its workflow should carry it: unchanged when small; else its envelope is stored
- * under its id first (again on a retried request: the same id, kept once) and the claim check returned
- * (webhooks/claim-check.ts).
+ * The delivery as its workflow carries it, whatever its size: its envelope stored under its id first
+ * (again on a retried request: the same id, kept once) and the claim check returned
+ * (webhooks/claim-check.ts: what a partner sent never rides in a workflow input).
  */
-export async function checkIn(db: Database, delivery: NewDelivery): Promise<CarriedDelivery> {
-  if (!needsClaimCheck(delivery.envelopeBody)) return delivery;
+export async function checkIn(db: Database, delivery: NewDelivery): Promise<StagedDelivery> {
   const { envelopeBody, ...claim } = delivery;
   // Not once the delivery is recorded (a retried request after the first one's workflow took it): nothing would take it again.
   await db.execute(sql`
@@ -470,11 +469,17 @@ export async function findExhaustedReport(db: Database, sourceDeliveryId: string
 /**
  * One retention batch (the retention Schedule, activities/retention.ts): finished deliveries older than
  * the cutoff with no work in flight, not one waiting on a retry, nor one replayed (or changed) since the
- * cutoff, nor one whose attempt is still being sent. The rows are locked as they are picked, and a row
+ * cutoff unless it arrived before `maximumCutoff` (a replay does not keep an envelope for ever,
+ * docs/api/privacy.md), nor one whose attempt is still being sent. The rows are locked as they are picked, and a row
  * a replay is changing right now is skipped, so none is deleted under it. A claim check's staged
  * envelope that old is a start that never happened (webhooks/claim-check.ts): it goes too.
  */
-export async function purgeFinishedDeliveries(db: Database, cutoff: Date, batchSize: number): Promise<{ rows: number; attempts: number }> {
+export async function purgeFinishedDeliveries(
+  db: Database,
+  cutoff: Date,
+  batchSize: number,
+  maximumCutoff: Date = cutoff,
+): Promise<{ rows: number; attempts: number }> {
   return db.transaction(async (tx) => {
     const orphans = tx
       .select({ deliveryId: stagedEnvelopes.deliveryId })
@@ -492,7 +497,7 @@ export async function purgeFinishedDeliveries(db: Database, cutoff: Date, batchS
       .where(
         and(
           lt(deliveries.createdAt, cutoff),
-          lt(deliveries.updatedAt, cutoff),
+          or(lt(deliveries.updatedAt, cutoff), lt(deliveries.createdAt, maximumCutoff)),
           inArray(deliveries.status, [...TERMINAL_DELIVERY_STATUSES]),
           notExists(sending),
         ),

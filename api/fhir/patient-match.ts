@@ -1,11 +1,13 @@
 import type { Request, RequestHandler } from 'express';
 import type { OperationOutcome } from 'fhir/r4';
 import type { z } from 'zod';
-import { FhirError } from '../../fhir/operation-outcome';
+import { FhirError, type IssueCode } from '../../fhir/operation-outcome';
 import { API_KEY_PREFIX } from '../../platform/secrets';
+import type { LocatedFinding } from '../../privacy/fhir';
 import { parseResourceScope, splitScope } from '../../smart/scopes';
 import type { AccessGrant } from '../../smart/tokens';
 import { readBearer } from '../http/bearer';
+import { privacyWarnings } from '../http/privacy';
 import { type FhirMatchBody, fhirMatchBodySchema } from '../interop/mpi';
 
 /**
@@ -50,8 +52,12 @@ export const patientMatchScope: RequestHandler = (_req, res, next) => {
 
 /** Several issues at once: one per field that is wrong, each with its FHIRPath-like location. */
 class InvalidMatchInput extends FhirError {
-  constructor(private readonly issues: OperationOutcome['issue']) {
-    super(400, 'invalid', issues.map((issue) => issue.diagnostics).join('; '));
+  constructor(
+    private readonly issues: OperationOutcome['issue'],
+    status = 400,
+    code: IssueCode = 'invalid',
+  ) {
+    super(status, code, issues.map((issue) => issue.diagnostics).join('; '));
   }
 
   override outcome(): OperationOutcome {
@@ -65,6 +71,20 @@ function invalidInput(error: z.ZodError, root: string): InvalidMatchInput {
       const where = `${root}${issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}`;
       return { severity: 'error', code: 'invalid', diagnostics: `${where}: ${issue.message}`, expression: [where] };
     }),
+  );
+}
+
+/** The 422 for a request with real identifiers, from an organization that refuses them (docs/api/privacy.md): one issue per element. */
+export function realIdentifiersRefusedInFhir(findings: LocatedFinding[]): FhirError {
+  return new InvalidMatchInput(
+    privacyWarnings(findings, true).map((refused) => ({
+      severity: 'error',
+      code: 'security',
+      diagnostics: refused.message,
+      expression: [refused.path],
+    })),
+    422,
+    'security',
   );
 }
 

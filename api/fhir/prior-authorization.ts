@@ -16,12 +16,15 @@ import { PRIOR_AUTH_OUTCOMES, type PriorAuthOutcome } from '../../claims/pas/voc
 import { FhirError } from '../../fhir/operation-outcome';
 import type { Database } from '../../platform/database';
 import { newId } from '../../platform/ids';
+import { refusesRealIdentifiers } from '../../platform/organizations';
 import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from '../../platform/workflow-gateway';
+import { guardJson } from '../../privacy/fhir';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { permission } from '../../smart/scopes';
 import { claimUpdateUpdate, firstAnswerUpdate, priorAuthSearchAttributes } from '../../workflows/prior-auth/contract';
 import { priorAuthWorkflow } from '../../workflows/prior-auth/workflow';
 import { toJson } from '../http/json';
+import { privacyWarnings } from '../http/privacy';
 
 /** The PAS operations' paths below the FHIR base (PAS 2.2.1 OperationDefinitions Claim-submit and Claim-inquiry). */
 export const PAS_OPERATION_PATHS = { submit: '/Claim/$submit', inquire: '/Claim/$inquire' } as const;
@@ -50,11 +53,22 @@ export function priorAuthorizationRouter({
   const base = SMART_PATHS.fhirBase;
 
   router.post(`${base}${PAS_OPERATION_PATHS.submit}`, withToken, claimCreateScope, async (req, res) => {
-    const check = await checked(req.body, 'submit');
-    if (!check.ok) return sendOutcome(res, 400, check.issues);
     const organizationId = res.locals.grant!.organizationId;
+    // The privacy guard (docs/api/privacy.md): real identifiers masked before the request is read, stored
+    // or sent, or the request refused when the organization refuses them.
+    const guarded = guardJson(req.body as unknown, 'Bundle');
+    if (guarded.findings.length > 0 && (await refusesRealIdentifiers(db, organizationId))) {
+      const issue = privacyWarnings(guarded.findings, true).map((refused) => ({
+        severity: 'error' as const,
+        code: 'security' as const,
+        diagnostics: refused.message,
+        expression: [refused.path],
+      }));
+      return sendFhir(res, 422, { resourceType: 'OperationOutcome', issue });
+    }
+    const check = await checked(guarded.value, 'submit');
+    if (!check.ok) return sendOutcome(res, 400, check.issues);
     const outcome = outcomeHeader(req);
-    // The privacy guard (issue 31) applies to the request here, before anything is stored or sent.
     const request = check.bundle;
     const { summary } = check;
     if (summary.updates) {

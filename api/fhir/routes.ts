@@ -17,7 +17,7 @@ import { openCors } from '../http/cors';
 import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
-import { apiKeyRequestsOnly, matchInput, patientMatchScope } from './patient-match';
+import { apiKeyRequestsOnly, matchInput, patientMatchScope, realIdentifiersRefusedInFhir } from './patient-match';
 import { priorAuthorizationRouter } from './prior-authorization';
 import { subscriptionRouter } from './subscriptions';
 
@@ -71,7 +71,15 @@ export function fhirRouter({
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });
-  const match: RequestHandler = (req, res) => sendFhir(req, res, 200, patientMatch.answer(matchInput(req), `${urls.fhirBase}/Patient/$match`));
+  const match: RequestHandler = async (req, res) => {
+    const organizationId = res.locals.auth?.organizationId ?? res.locals.grant!.organizationId;
+    const answer = await patientMatch.answer(
+      matchInput(req),
+      { db, organizationId, refusal: realIdentifiersRefusedInFhir },
+      `${urls.fhirBase}/Patient/$match`,
+    );
+    sendFhir(req, res, 200, answer);
+  };
   const matchPath = `${base}/Patient/$match`;
   router.post(matchPath, apiKeyRequestsOnly, ...apiKey, match);
   router.post(matchPath, withToken, patientMatchScope, match);

@@ -3,8 +3,9 @@ import { acceptHl7, type Hl7AcceptDependencies, type Hl7Recipient, SEND_AGAIN } 
 import { ackJson, addresseeFromText, buildAck, type Hl7Ack } from '../../hl7/ack';
 import { batchAck, splitStream } from '../../hl7/batch';
 import { readMsh } from '../../hl7/header';
-import { acknowledgementsFor } from '../../hl7/inject';
+import { acceptedAck, acknowledgementsFor } from '../../hl7/inject';
 import type { Hl7ConformanceMode } from '../../hl7/vocabulary';
+import type { PrivacyMode } from '../../privacy/guard';
 import { ApiProblem } from '../http/problem';
 
 /**
@@ -39,6 +40,8 @@ export async function injectHl7Batch(
   recipientFor: (application: string, facility: string) => Promise<Hl7Recipient>,
   /** How strictly to check, when the request says; else each message's recipient identity decides. */
   conformance?: Hl7ConformanceMode,
+  /** What a real identifier makes of a message (hl7/privacy.ts). */
+  privacy?: PrivacyMode,
 ): Promise<{ accepted: number; result: BatchResult }> {
   const stream = splitStream(text);
   if (stream.messages.length > MAX_HTTP_BATCH_MESSAGES)
@@ -57,11 +60,11 @@ export async function injectHl7Batch(
     let deliveryId: string | null = null;
     let onOurSide = false;
     try {
-      const acceptance = await acceptHl7(deps, { text: message, conformance, recipientFor });
+      const acceptance = await acceptHl7(deps, { text: message, conformance, privacy, recipientFor });
       if (acceptance.kind === 'accepted') {
         deliveryId = acceptance.delivery.id;
         accepted++;
-        application = buildAck('AA', addressee, [], new Date(), `Accepted; delivery ${deliveryId}`);
+        application = acceptedAck(addressee, acceptance.outcome, deliveryId);
       } else application = acceptance.outcome.ack;
     } catch (error) {
       if (error instanceof ApiProblem) throw error;

@@ -15,6 +15,7 @@ import type { Config } from '../../platform/config';
 import { createCostBudget } from '../../platform/cost-budget';
 import type { Database } from '../../platform/database';
 import { idSchema } from '../../platform/ids';
+import { refusesRealIdentifiers } from '../../platform/organizations';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { attemptsOf, findDelivery, pendingDelivery } from '../../webhooks/delivery-records';
 import type { NewDelivery } from '../../webhooks/new-delivery';
@@ -319,6 +320,8 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
         const sentEr7 = typeof req.body === 'string';
         const inEr7 = answersInEr7(req, sentEr7);
         const connection = namedConnection(body.connection_id, query.connection_id);
+        // A real identifier is masked with a warning, or refuses the message when the organization says so (hl7/privacy.ts).
+        const privacy = (await refusesRealIdentifiers(db, auth.organizationId)) ? 'refuse' : 'mask';
         if (isBatchOrStream(body.message)) {
           const { accepted, result } = await injectHl7Batch(
             {
@@ -329,6 +332,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
             body.message,
             (application, facility) => recipientFor(auth.organizationId, connection, application, facility),
             query.conformance,
+            privacy,
           );
           // 202 once any message of the batch was accepted; each message's own answer is in the batch acknowledgement.
           const status = accepted > 0 ? 202 : 422;
@@ -374,6 +378,7 @@ export function hl7Routes({ db, config, workflows, fhirStore }: Hl7RouteDependen
           {
             text: body.message,
             conformance: query.conformance,
+            privacy,
             recipientFor: (application, facility) => recipientFor(auth.organizationId, connection, application, facility),
             reservePlan: (plan) => planWork(res, plan),
           },

@@ -21,6 +21,7 @@ import { aggregatorSearchAttributes, aggregatorWorkflowId } from '../../workflow
 import { aggregatorWorkflow } from '../../workflows/aggregator/workflow';
 import { acceptWork } from '../http/accepted-work';
 import { assertWithinInFlightBound } from '../http/in-flight-bound';
+import { guardRequest, privacyWarningSchema } from '../http/privacy';
 import { notFound } from '../http/problem';
 import { defineRoute, RESPONDED } from '../http/route';
 import { demographicsShape, ENOUGH, enoughToMatch, patientFromDemographics } from './mpi';
@@ -93,6 +94,10 @@ export const queryAnswerSchema = z
     created_at: z.iso.datetime(),
     completed_at: z.iso.datetime().nullable(),
     sources: z.array(sourceReportSchema).nullable(),
+    warnings: z
+      .array(privacyWarningSchema)
+      .optional()
+      .meta({ description: 'In the answer to the query itself: each real identifier the privacy guard masked in `patient` (docs/api/privacy.md)' }),
     bundle: z
       .looseObject({ resourceType: z.literal('Bundle'), type: z.literal('collection') })
       .nullable()
@@ -179,9 +184,11 @@ export function aggregatorRoutes({
           config.AGGREGATOR_QUERIES_IN_FLIGHT_PER_ORGANIZATION,
           'aggregator queries',
         );
+        // Real identifiers in the demographics are masked before the query is stored or started (docs/api/privacy.md).
+        const demographics = body.patient && (await guardRequest(db, auth.organizationId, body.patient, 'body.patient'));
         const request: AggregatorQueryRequest = {
-          patient: body.patient
-            ? patientFromDemographics(body.patient)
+          patient: demographics
+            ? patientFromDemographics(demographics.value)
             : (structuredClone(fhirStore.read('Patient', body.patient_id!)!) as AggregatorQueryRequest['patient']),
           patientId: body.patient_id ?? null,
           purposeOfUse: body.purpose_of_use,
@@ -231,8 +238,9 @@ export function aggregatorRoutes({
           },
           fallback: ({ queryId, createdAt }) => running(queryId, body.purpose_of_use, createdAt),
         });
-        if (finished && answer.status !== 'running') res.status(200).json(answer);
-        else res.status(202).setHeader('Location', aggregatorQueryPath(answer.id)).json(answer);
+        const answered = demographics?.warnings.length ? { ...answer, warnings: demographics.warnings } : answer;
+        if (finished && answer.status !== 'running') res.status(200).json(answered);
+        else res.status(202).setHeader('Location', aggregatorQueryPath(answer.id)).json(answered);
         return RESPONDED;
       },
     }),

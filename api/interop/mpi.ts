@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Bundle, Patient } from 'fhir/r4';
+import type { Bundle, OperationOutcome, Patient } from 'fhir/r4';
 import { z } from 'zod';
 import { asFhirJson, fhirResourceSchema } from '../../fhir/resource-json';
 import type { FhirStore } from '../../fixtures/store';
@@ -7,6 +7,10 @@ import { type Demographics, demographicsOf } from '../../interop/mpi/demographic
 import { matchBundle } from '../../interop/mpi/fhir';
 import { worldMpi } from '../../interop/mpi/world';
 import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/database';
+import { refusesRealIdentifiers } from '../../platform/organizations';
+import { guardJson, type LocatedFinding } from '../../privacy/fhir';
+import { privacyWarnings, realIdentifiersRefused } from '../http/privacy';
 import { defineRoute } from '../http/route';
 import { resourceNotFound } from '../sandbox/world-lookups';
 
@@ -197,11 +201,20 @@ export const matchBundleSchema = z
             fullUrl: z.string(),
             resource: z.looseObject({
               resourceType: z.literal('OperationOutcome'),
-              issue: z.array(z.looseObject({ severity: z.literal('information'), code: z.literal('multiple-matches'), diagnostics: z.string() })),
+              issue: z.array(
+                z.looseObject({
+                  severity: z.enum(['information', 'warning']),
+                  code: z.enum(['multiple-matches', 'security']),
+                  diagnostics: z.string(),
+                }),
+              ),
             }),
             search: z.looseObject({ mode: z.literal('outcome') }),
           })
-          .meta({ description: 'With onlyCertainMatches and several certain records: an OperationOutcome saying so, and no Patient (ITI-119)' }),
+          .meta({
+            description:
+              'With onlyCertainMatches and several certain records: an OperationOutcome saying so, and no Patient (ITI-119); and, when the request held real identifiers, one warning issue (code `security`) for each the privacy guard masked (docs/api/privacy.md)',
+          }),
       ]),
     ),
   })
@@ -216,9 +229,34 @@ export function worldPatientMatch({ fhirStore, config }: { fhirStore: FhirStore;
       : `${config.PUBLIC_BASE_URL}/v1/sandbox/mpi/records/${patient.id}`;
   return {
     mpi,
-    answer(body: MatchBody | FhirMatchBody, selfUrl?: string): Bundle {
+    /**
+     * The candidates for a request whose real identifiers (docs/api/privacy.md) are masked first: each
+     * is a warning issue of an OperationOutcome entry (search mode `outcome`), or, when the organization
+     * refuses them, `refusal` is thrown. Nothing of the request is stored.
+     */
+    async answer(
+      body: MatchBody | FhirMatchBody,
+      privacy: { db: Database; organizationId: string; refusal: (findings: LocatedFinding[]) => Error },
+      selfUrl?: string,
+    ): Promise<Bundle> {
       const request = matchRequest(body);
-      return matchBundle(mpi.index.match(demographicsOf(request.patient), request), recordUrl, randomUUID(), new Date().toISOString(), selfUrl);
+      const guarded = guardJson(request.patient, 'Patient');
+      if (guarded.findings.length > 0 && (await refusesRealIdentifiers(privacy.db, privacy.organizationId))) throw privacy.refusal(guarded.findings);
+      const bundle = matchBundle(mpi.index.match(demographicsOf(guarded.value), request), recordUrl, randomUUID(), new Date().toISOString(), selfUrl);
+      if (guarded.findings.length === 0) return bundle;
+      const warnings: OperationOutcome = {
+        resourceType: 'OperationOutcome',
+        issue: privacyWarnings(guarded.findings, false).map((warning) => ({
+          severity: 'warning',
+          code: 'security',
+          diagnostics: warning.message,
+          expression: [warning.path],
+        })),
+      };
+      return {
+        ...bundle,
+        entry: [...(bundle.entry ?? []), { fullUrl: `urn:uuid:${randomUUID()}`, resource: warnings, search: { mode: 'outcome' } }],
+      };
     },
   };
 }
@@ -227,7 +265,7 @@ export function worldPatientMatch({ fhirStore, config }: { fhirStore: FhirStore;
  * `POST /v1/sandbox/mpi/match` and the index's records. The match is also the FHIR operation
  * `POST /fhir/R4/Patient/$match` (api/fhir/routes.ts), which takes the FHIR shapes only.
  */
-export function mpiRoutes(deps: { fhirStore: FhirStore; config: Config }) {
+export function mpiRoutes(deps: { fhirStore: FhirStore; config: Config; db: Database }) {
   const { mpi, answer } = worldPatientMatch(deps);
 
   return [
@@ -243,7 +281,10 @@ export function mpiRoutes(deps: { fhirStore: FhirStore; config: Config }) {
       body: matchBodySchema,
       success: { status: 200, description: 'The candidates, best first', schema: matchBundleSchema },
       errors: [415, 422],
-      handler: async ({ body }) => answer(body) as unknown as z.input<typeof matchBundleSchema>,
+      handler: async ({ auth, body }) =>
+        (await answer(body, { db: deps.db, organizationId: auth.organizationId, refusal: realIdentifiersRefused })) as unknown as z.input<
+          typeof matchBundleSchema
+        >,
     }),
     defineRoute({
       method: 'get',

@@ -6,6 +6,7 @@ import { type ClientJwks, jwksField } from '../../smart/client-jwks';
 import { GRANT_TYPES, grantTypesFor, registerClient, TOKEN_ENDPOINT_AUTH_METHODS } from '../../smart/clients';
 import { CONTEXT_SCOPES, parseResourceScope, splitScope } from '../../smart/scopes';
 import { type ResolveHost, webhookUrlProblem } from '../../webhooks/targets';
+import { guardRequest, privacyWarningSchema, withWarnings } from '../http/privacy';
 import { invalidFields } from '../http/problem';
 import { defineRoute } from '../http/route';
 
@@ -113,6 +114,10 @@ const clientSchema = z
     jwks_uri: z.string().optional(),
     scope: z.string().optional(),
     launch_uri: z.string().optional(),
+    warnings: z
+      .array(privacyWarningSchema)
+      .optional()
+      .meta({ description: 'When client_name held a real identifier: what the privacy guard masked (docs/api/privacy.md)' }),
   })
   .meta({ id: 'SmartClient', description: 'RFC 7591 client information' });
 
@@ -166,8 +171,9 @@ export function smartClientRoutes({
           const problem = await webhookUrlProblem(body.jwks_uri, config.ALLOW_PRIVATE_TARGETS, resolveHost);
           if (problem) throw invalidFields('body', [{ path: 'body.jwks_uri', message: `jwks_uri ${problem}` }], 'jwks_uri_not_allowed');
         }
+        const name = await guardRequest(db, auth.organizationId, body.client_name, 'body.client_name');
         const { client, secret } = await registerClient(db, auth.organizationId, {
-          name: body.client_name,
+          name: name.value,
           redirectUris: [...new Set(body.redirect_uris ?? [])],
           scope: body.scope === undefined ? null : splitScope(body.scope).join(' '),
           tokenEndpointAuthMethod: body.token_endpoint_auth_method,
@@ -175,7 +181,7 @@ export function smartClientRoutes({
           jwks: body.jwks === undefined ? null : { keys: body.jwks.keys as ClientJwks['keys'] },
           jwksUri: body.jwks_uri ?? null,
         });
-        return present(client, secret);
+        return withWarnings(present(client, secret), name.warnings);
       },
     }),
   ];

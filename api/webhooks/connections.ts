@@ -8,6 +8,7 @@ import { generateWebhookSecret, maskSecret } from '../../platform/secrets';
 import type { ResolveHost } from '../../webhooks/targets';
 import { ownedConnection } from '../http/owned-rows';
 import { decodeCursor, pageQuerySchema, pageSchema, toPage } from '../http/pagination';
+import { guardRequest, privacyWarningSchema, withWarnings } from '../http/privacy';
 import { defineRoute } from '../http/route';
 import { assertDeliverableUrl, rotateSecretField, webhookUrlField } from './target-fields';
 
@@ -25,6 +26,10 @@ const connectionSchema = z
       .meta({ description: 'Own signing secret (masked except when just issued); null when the organization default applies' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
+    warnings: z
+      .array(privacyWarningSchema)
+      .optional()
+      .meta({ description: 'When the name sent held a real identifier: what the privacy guard masked (docs/api/privacy.md)' }),
   })
   .meta({ id: 'Connection' });
 
@@ -93,18 +98,19 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
       }),
       handler: async ({ auth, body }) => {
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
+        const name = await guardRequest(db, auth.organizationId, body.name, 'body.name');
         const [connection] = await db
           .insert(connections)
           .values({
             id: newId('conn'),
             organizationId: auth.organizationId,
-            name: body.name,
+            name: name.value,
             environment: body.environment,
             webhookUrl: body.webhook_url ?? null,
             webhookSecret: body.rotate_secret ? generateWebhookSecret() : null,
           })
           .returning();
-        return present(connection!, true);
+        return withWarnings(present(connection!, true), name.warnings);
       },
     }),
     defineRoute({
@@ -154,10 +160,11 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
       handler: async ({ auth, params, body }) => {
         await findOwned(auth.organizationId, params.connection_id);
         await assertDeliverableUrl(body.webhook_url, config, resolveHost);
+        const name = body.name === undefined ? undefined : await guardRequest(db, auth.organizationId, body.name, 'body.name');
         const [connection] = await db
           .update(connections)
           .set({
-            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(name !== undefined ? { name: name.value } : {}),
             ...(body.environment !== undefined ? { environment: body.environment } : {}),
             ...(body.webhook_url !== undefined ? { webhookUrl: body.webhook_url } : {}),
             ...(body.webhook_secret === null ? { webhookSecret: null } : {}),
@@ -166,7 +173,7 @@ export function connectionRoutes({ db, config, resolveHost }: { db: Database; co
           })
           .where(and(eq(connections.organizationId, auth.organizationId), eq(connections.id, params.connection_id)))
           .returning();
-        return present(connection!, body.rotate_secret === true);
+        return withWarnings(present(connection!, body.rotate_secret === true), name?.warnings ?? []);
       },
     }),
   ];

@@ -11,6 +11,7 @@ const sender: MllpSender = {
   receivingApplication: 'EHR',
   receivingFacility: 'MLLP',
   conformance: 'lenient',
+  refuseRealIdentifiers: false,
 };
 const VALID = 'sbx_mllp_valid-token-of-a-synthetic-connection';
 const madeUp = (n: number) => `sbx_mllp_made-up-${n}`;

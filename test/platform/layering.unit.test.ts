@@ -25,6 +25,8 @@ const refused = [
   ['api/interop/into-activities.ts', "import { createActivities as imported } from '../../activities';"],
   ['hl7/peer.ts', "import { mpiIndex as imported } from '../interop/mpi/mpi-index';"],
   ['platform/upward.ts', "import { createApp as imported } from '../api/app';"],
+  ['privacy/upward.ts', "import { processHl7 as imported } from '../hl7/process';"],
+  ['platform/into-privacy.ts', "import { guardSsn as imported } from '../privacy/guard';"],
   ['webhooks/vocabulary.ts', "import { newId as imported } from '../platform/ids';"],
 ];
 const allowed = [
@@ -32,6 +34,8 @@ const allowed = [
   ['api/webhooks/downward.ts', "import { startDelivery as imported } from './start-delivery';"],
   ['workflows/delivery/by-type.ts', "import type { SandboxActivities as imported } from '../../activities';"],
   ['runtime/downward.ts', "import { createApp as imported } from '../api/app';"],
+  ['hl7/into-privacy.ts', "import { guardSsn as imported } from '../privacy/guard';"],
+  ['claims/into-privacy.ts', "import { guardSsn as imported } from '../privacy/guard';"],
   ['drizzle/vocabulary-user.ts', "import { DELIVERY_STATUSES as imported } from '../webhooks/vocabulary';"],
 ];
 

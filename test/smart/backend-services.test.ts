@@ -353,7 +353,15 @@ describe('SMART Backend Services: client_credentials with a private_key_jwt asse
     );
     expectOAuthError(await ask('launch/patient'), 400, 'invalid_scope', /system-level/);
     expectOAuthError(await ask('system/Condition.rs'), 400, 'invalid_scope', /outside the scope registered/);
-    expectOAuthError(await ask(''), 400, 'invalid_scope', /scope is required/);
+    // No scope: the one registered (RFC 6749 §3.3's default); with none registered, refused.
+    expect((await ask('')).body.scope).toBe('system/Patient.rs system/Observation.rs');
+    const unscoped = await inlineClient('ES384');
+    expectOAuthError(
+      await clientCredentials(service, await signAssertion(service, unscoped.clientId, unscoped.key), ''),
+      400,
+      'invalid_scope',
+      /scope is required/,
+    );
     expect((await ask('system/Observation.read')).body.scope).toBe('system/Observation.read');
 
     expectOAuthError(await postForm(service, '/oauth/token', { grant_type: 'password' }), 400, 'unsupported_grant_type');

@@ -46,11 +46,15 @@ function newDelivery(envelopeBytes: number): NewDelivery {
 const stagedOf = (id: string) => database.db.select().from(stagedEnvelopes).where(eq(stagedEnvelopes.deliveryId, id));
 const recordedOf = async (id: string) => (await database.db.select().from(deliveries).where(eq(deliveries.id, id)))[0];
 
-describe('claim checks for large envelopes', () => {
-  it('leaves an envelope at the threshold inline, and stages nothing for it', async () => {
-    const delivery = newDelivery(STAGE_ENVELOPES_OVER_BYTES);
-    expect(Buffer.byteLength(delivery.envelopeBody)).toBeLessThanOrEqual(STAGE_ENVELOPES_OVER_BYTES);
-    expect(await checkIn(database.db, delivery)).toBe(delivery);
+describe('claim checks', () => {
+  it('stages a small envelope too: what a partner sent never rides in a workflow input (docs/api/privacy.md)', async () => {
+    const delivery = newDelivery(2 * 1024);
+    const carried = await checkIn(database.db, delivery);
+    expect(isStaged(carried)).toBe(true);
+    expect(carried).not.toHaveProperty('envelopeBody');
+    expect((await stagedOf(delivery.id))[0]?.envelopeBody).toBe(delivery.envelopeBody);
+    await recordNewDelivery(database.db, carried);
+    expect((await recordedOf(delivery.id))?.envelopeBody).toBe(delivery.envelopeBody);
     expect(await stagedOf(delivery.id)).toEqual([]);
   });
 

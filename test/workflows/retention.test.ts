@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  aggregatorQueries,
   deliveries,
   deliveryAttempts,
   idempotencyKeys,
@@ -24,7 +25,7 @@ const logger = createLogger('silent', { pretty: false });
 
 let service: TestService;
 beforeAll(async () => {
-  service = await startTestService({ DELIVERY_RETENTION_DAYS: '30' });
+  service = await startTestService({ DELIVERY_RETENTION_DAYS: '30', DELIVERY_MAX_RETENTION_DAYS: '90' });
 });
 afterAll(() => service.stop());
 
@@ -125,10 +126,24 @@ async function seed() {
     live: await delivery(29, 'failed', 1),
     // Old, but replayed just now: its replay may still be running.
     replayed: await delivery(31, 'succeeded', 2, { updatedAgeDays: 0 }),
+    // Replayed just now too, but it arrived DELIVERY_MAX_RETENTION_DAYS ago: a replay does not keep it longer.
+    replayedPastMaximum: await delivery(91, 'succeeded', 2, { updatedAgeDays: 0 }),
     // Old and cancelled, but its last attempt is still being sent (a cancel answers mid-attempt).
     stillSending: await delivery(31, 'cancelled', 1, { lastOutcome: 'sending' }),
   };
-  return { codes, launches, tokens, assertions, keys, deliveryIds };
+  const query = async (ageDays: number) => {
+    const id = newId('aq');
+    await db.insert(aggregatorQueries).values({
+      id,
+      organizationId: tenant.organizationId,
+      status: 'completed',
+      request: { patient: { family: 'Synthetic' } },
+      createdAt: new Date(now - ageDays * DAY_MS),
+    });
+    return id;
+  };
+  const queryIds = { expired: await query(31), live: await query(29) };
+  return { codes, launches, tokens, assertions, keys, deliveryIds, queryIds };
 }
 
 async function remaining(seeded: Awaited<ReturnType<typeof seed>>) {
@@ -188,6 +203,13 @@ async function remaining(seeded: Awaited<ReturnType<typeof seed>>) {
       (row) => row.id,
     ),
     attemptsOfExpired: (await db.select().from(deliveryAttempts).where(eq(deliveryAttempts.deliveryId, seeded.deliveryIds.expired))).length,
+    queries: ids(
+      await db
+        .select()
+        .from(aggregatorQueries)
+        .where(inArray(aggregatorQueries.id, Object.values(seeded.queryIds))),
+      (row) => row.id,
+    ),
   };
 }
 
@@ -200,6 +222,7 @@ function expectOnlyLiveRows(left: Awaited<ReturnType<typeof remaining>>, seeded:
     keys: [seeded.keys.live.key],
     deliveries: [seeded.deliveryIds.stillRetrying, seeded.deliveryIds.live, seeded.deliveryIds.replayed, seeded.deliveryIds.stillSending].sort(),
     attemptsOfExpired: 0,
+    queries: [seeded.queryIds.live],
   });
 }
 
@@ -218,7 +241,7 @@ describe('retention', () => {
         type: 'startWorkflow',
         workflowType: 'retentionWorkflow',
         taskQueue: service.taskQueue,
-        args: [{ deliveryRetentionDays: 30 }],
+        args: [{ deliveryRetentionDays: 30, deliveryMaxRetentionDays: 90 }],
       });
       expect(described.policies.overlap).toBe('SKIP');
 
@@ -236,6 +259,7 @@ describe('retention', () => {
       expect(counts.client_assertions).toBeGreaterThanOrEqual(1);
       expect(counts.deliveries).toBeGreaterThanOrEqual(1);
       expect(counts.delivery_attempts).toBeGreaterThanOrEqual(2);
+      expect(counts.aggregator_queries).toBeGreaterThanOrEqual(1);
       expectOnlyLiveRows(await remaining(seeded), seeded);
     } finally {
       await schedule.delete();
@@ -248,7 +272,7 @@ describe('retention', () => {
     const counts = await service.temporal.workflow.execute(retentionWorkflow, {
       workflowId,
       taskQueue: service.taskQueue,
-      args: [{ deliveryRetentionDays: 30, batchSize: 2 }],
+      args: [{ deliveryRetentionDays: 30, deliveryMaxRetentionDays: 90, batchSize: 2 }],
     });
     expect(counts.idempotency_keys).toBeGreaterThanOrEqual(3);
     expectOnlyLiveRows(await remaining(seeded), seeded);

@@ -7,6 +7,8 @@ import type { RetentionTarget } from '../../platform/retention';
 
 export interface RetentionInput {
   deliveryRetentionDays: number;
+  /** The most a delivery is kept from its arrival, however recently it was replayed (DELIVERY_MAX_RETENTION_DAYS); at least deliveryRetentionDays. */
+  deliveryMaxRetentionDays?: number;
   /** Rows per delete, so one purge never holds locks on a large backlog for long. */
   batchSize?: number;
 }

@@ -25,14 +25,18 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
     tokens: 0,
     client_assertions: 0,
     deliveries: 0,
+    aggregator_queries: 0,
     bulk_exports: 0,
     prior_authorizations: 0,
     delivery_attempts: 0,
   };
+  const retained = now - input.deliveryRetentionDays * DAY_MS;
+  const maximum = now - Math.max(input.deliveryMaxRetentionDays ?? 0, input.deliveryRetentionDays) * DAY_MS;
   for (const target of RETENTION_TARGETS) {
-    const cutoff = new Date(target === 'deliveries' ? now - input.deliveryRetentionDays * DAY_MS : now).toISOString();
+    const cutoff = new Date(target === 'deliveries' || target === 'aggregator_queries' ? retained : now).toISOString();
+    const maximumCutoff = target === 'deliveries' ? new Date(maximum).toISOString() : undefined;
     for (;;) {
-      const purged = await purgeBatch({ target, cutoff, batchSize });
+      const purged = await purgeBatch({ target, cutoff, batchSize, maximumCutoff });
       counts[target] += purged.rows;
       counts.delivery_attempts += purged.attempts;
       if (purged.rows < batchSize) break;

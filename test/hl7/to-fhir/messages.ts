@@ -13,7 +13,7 @@ import { fhirErrors } from '../../support/fhir-validator';
 export const msh = (type: string, version = '2.5.1', control = 'MAP1') =>
   `MSH|^~\\&|SYNTHETIC-EHR|LAKESIDE|SANDBOX|SYNTHETIC|20250301101500-0500||${type}|${control}|P|${version}`;
 export const PID =
-  'PID|1|EXT77^^^OLDSYS|SYN10001^^^SANDBOX^MR~9876^^^^PI|ALT55^^^CLINIC|Testperson^Ada^Q^^Dr^^L~Sample^Ada^^^^^M|Mockwell^Bea|19800517|F|||1 Maple St^^Lakeside^WA^98001^USA^H||^PRN^PH^^1^555^0100001|||M||ACC123|123-45-6789|D1234567^WA^20300101';
+  'PID|1|EXT77^^^OLDSYS|SYN10001^^^SANDBOX^MR~9876^^^^PI|ALT55^^^CLINIC|Testperson^Ada^Q^^Dr^^L~Sample^Ada^^^^^M|Mockwell^Bea|19800517|F|||1 Maple St^^Lakeside^WA^98001^USA^H||^PRN^PH^^1^555^0100001|||M||ACC123|999-45-6789|D1234567^WA^20300101';
 
 /** Maps `segments` (MSH first) leniently and returns the Bundle, after checking it against base R4 (schema, cardinalities, invariants). */
 export function bundleOf(...segments: string[]): Bundle {
@@ -50,7 +50,7 @@ export const admission = () =>
     'PR1|1||80146002^Appendectomy^SCT||202503011200||45||||6666^Ridge^Cleo',
     'GT1|1|G1^^^SANDBOX|Testperson^Ben||1 Maple St^^Lakeside^WA|^PRN^PH^^1^555^0100002||19780101|M||SPO',
     'IN1|1|PLAN1^Gold|PAYER7^^^SANDBOX|Alderpeak Health||||GRP9|Group Nine|||20250101|20251231',
-    `IN2||123-45-6789${'|'.repeat(70)}SPO`,
+    `IN2||999-45-6789${'|'.repeat(70)}SPO`,
     'ZPI|1|local^only',
   );
 

@@ -31,11 +31,12 @@ describe('PID → Patient', () => {
       {
         type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'SS' }] },
         system: 'http://hl7.org/fhir/sid/us-ssn',
-        value: '123-45-6789',
+        value: '999-45-6789',
       },
       {
         type: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v2-0203', code: 'DL' }] },
-        value: 'D1234567',
+        // A licence number has no synthetic range: the privacy guard masks it (hl7/privacy.ts), keeping the last 4.
+        value: 'XXXX4567',
         period: { end: '2030-01-01' },
       },
     ]);

@@ -1,0 +1,1 @@
+ALTER TABLE "organizations" ADD COLUMN "refuse_real_identifiers" boolean DEFAULT false NOT NULL;
