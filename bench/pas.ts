@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Bundle, Claim } from 'fhir/r4';
 import { checkPasRequest } from '../claims/pas/request';
 import { loadProfileValidator } from '../fhir/validation/profile-validator';
 import { loadConfig } from '../platform/config';
@@ -46,13 +47,13 @@ async function pool(total: number, width: number, task: (index: number) => Promi
 }
 
 /** The package's referral request, its non-Claim resources repeated under new ids until the Bundle is at least `bytes` long. */
-function paddedRequest(template: any, bytes: number): any {
+function paddedRequest(template: Bundle, bytes: number): Bundle {
   const bundle = structuredClone(template);
-  const extras = template.entry.slice(1);
+  const extras = template.entry!.slice(1);
   for (let copy = 1; JSON.stringify(bundle).length < bytes; copy += 1) {
     for (const entry of extras) {
-      const resource = { ...structuredClone(entry.resource), id: `${entry.resource.id}-${copy}` };
-      bundle.entry.push({ fullUrl: `${entry.fullUrl}-${copy}`, resource });
+      const resource = { ...structuredClone(entry.resource!), id: `${entry.resource!.id}-${copy}` };
+      bundle.entry!.push({ fullUrl: `${entry.fullUrl}-${copy}`, resource });
     }
   }
   return bundle;
@@ -96,10 +97,11 @@ async function main() {
   const organization = await createOrganization(database.db, { name: 'Bench PAS Clinic (synthetic)', webhookUrl: null });
   const { key } = await issueApiKey(database.db, organization.id);
   const { accessToken } = await systemToken(service, 'system/Claim.c', key);
-  const template = (await pasExamples()).find((resource) => resource.id === 'ReferralAuthorizationBundleExample')!;
+  const template = (await pasExamples()).find((resource) => resource.id === 'ReferralAuthorizationBundleExample') as unknown as Bundle;
   let counter = 0;
-  const submit = async (bundle: any) => {
-    bundle.entry[0].resource.identifier[0].value = `BENCH-${(counter += 1)}`;
+  const submit = async (bundle: Bundle) => {
+    counter += 1;
+    (bundle.entry![0]!.resource as Claim).identifier![0]!.value = `BENCH-${counter}`;
     const sent = performance.now();
     const response = await fetch(`${baseUrl}/fhir/R4/Claim/$submit`, {
       method: 'POST',
