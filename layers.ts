@@ -21,6 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['fixtures'],
   ['claims'],
   ['fhir'],
+  ['privacy'],
   ['platform'],
   ['drizzle'],
 ];

@@ -1,15 +1,8 @@
 import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { purgeExpiredAuthorizations } from '../claims/pas/authorization-records';
-import {
-  aggregatorQueries,
-  bulkExports,
-  idempotencyKeys,
-  smartAuthorizations,
-  smartClientAssertions,
-  smartLaunches,
-  smartTokens,
-} from '../drizzle/schema';
+import { bulkExports, idempotencyKeys, smartAuthorizations, smartClientAssertions, smartLaunches, smartTokens } from '../drizzle/schema';
+import { purgeQueriesArrivedBefore } from '../interop/aggregator/records';
 import type { Database } from '../platform/database';
 import type { RetentionTarget } from '../platform/retention';
 import { purgeFinishedDeliveries } from '../webhooks/delivery-records';
@@ -79,11 +72,7 @@ export function createRetentionActivities({ db, logger }: { db: Database; logger
     // Finished deliveries with no work in flight: their owner decides which may go.
     deliveries: (cutoff, batchSize, maximumCutoff) => purgeFinishedDeliveries(db, cutoff, batchSize, maximumCutoff),
     // Counted from arrival, whatever became of the query: its request holds the demographics it was sent.
-    aggregator_queries: async (cutoff, batchSize) => {
-      const batch = db.select({ id: aggregatorQueries.id }).from(aggregatorQueries).where(lt(aggregatorQueries.createdAt, cutoff)).limit(batchSize);
-      const gone = await db.delete(aggregatorQueries).where(inArray(aggregatorQueries.id, batch)).returning({ id: aggregatorQueries.id });
-      return { rows: gone.length, attempts: 0 };
-    },
+    aggregator_queries: async (cutoff, batchSize) => ({ rows: await purgeQueriesArrivedBefore(db, cutoff, batchSize), attempts: 0 }),
     // An export past its expiry, its files with it (cascade): ended a while ago, or abandoned (api/fhir/bulk-export.ts).
     bulk_exports: async (cutoff, batchSize) => {
       const batch = db.select({ id: bulkExports.id }).from(bulkExports).where(lt(bulkExports.expiresAt, cutoff)).limit(batchSize);

@@ -92,23 +92,36 @@ function bulkExportPaths(base: string): ZodOpenApiPathsObject {
     '401': outcome('No, a bad, an expired or a revoked access token'),
     '403': outcome('Not a system-level token, or scopes that do not cover the types asked for'),
   };
-  const kickOff = (operationId: string, summary: string, definition: string, path?: z.ZodObject) => ({
-    get: {
-      operationId,
-      summary,
-      description: `FHIR Bulk Data 2.0 kick-off (${definition}). Needs \`Prefer: respond-async\` and a system-level SMART token (system/*.rs or system/<type>.read). One Temporal workflow per export (\`export-<id>\`); poll the \`Content-Location\`.`,
-      tags: ['FHIR R4'],
-      security,
-      requestParams: { ...(path ? { path } : {}), header: z.object({ prefer: z.literal('respond-async') }), query: kickOffParameters },
-      responses: {
-        '202': { description: 'Accepted; `Content-Location` is the status URL', headers: z.object({ 'content-location': z.string() }) },
-        '400': outcome('No Prefer: respond-async, or a parameter that is wrong or not supported (_elements, includeAssociatedData, …)'),
-        ...auth,
-        ...(path ? { '404': outcome('No such Group') } : {}),
-        '429': outcome('Too many exports running or kept for the organization (Retry-After)'),
-      },
+  const kickOffOperation = (operationId: string, summary: string, description: string, path?: z.ZodObject) => ({
+    operationId,
+    summary,
+    description,
+    tags: ['FHIR R4'],
+    security,
+    requestParams: { ...(path ? { path } : {}), header: z.object({ prefer: z.literal('respond-async') }), query: kickOffParameters },
+    responses: {
+      '202': { description: 'Accepted; `Content-Location` is the status URL', headers: z.object({ 'content-location': z.string() }) },
+      '400': outcome('No Prefer: respond-async, or a parameter that is wrong or not supported (_elements, includeAssociatedData, …)'),
+      ...auth,
+      ...(path ? { '404': outcome('No such Group') } : {}),
+      '429': outcome('Too many exports running or kept for the organization (Retry-After)'),
     },
   });
+  const kickOff = (operationId: string, summary: string, definition: string, path?: z.ZodObject) => {
+    const description = `FHIR Bulk Data 2.0 kick-off (${definition}). Needs \`Prefer: respond-async\` and a system-level SMART token (system/*.rs or system/<type>.read). One Temporal workflow per export (\`export-<id>\`); poll the \`Content-Location\`.`;
+    return {
+      get: kickOffOperation(operationId, summary, description, path),
+      post: {
+        ...kickOffOperation(
+          `${operationId}ByPost`,
+          `${summary}, parameters in a body`,
+          `${description} As a POST, the parameters may come in a FHIR \`Parameters\` body instead of the query.`,
+          path,
+        ),
+        requestBody: { content: { 'application/fhir+json': { schema: z.object({ resourceType: z.literal('Parameters') }).passthrough() } } },
+      },
+    };
+  };
   const exportId = z.object({ exportId: z.string().meta({ description: 'The export’s id (exp_…), from the status URL.' }) });
   return {
     [`${base}/$export`]: kickOff('exportSystem', 'Export every resource (Bulk Data)', `${BULK_EXPORT_OPERATIONS.system.definition}`),

@@ -13,11 +13,18 @@ import type { RequestHandler } from 'express';
  */
 export function onlyUnder(prefixes: readonly string[], handler: RequestHandler): RequestHandler {
   const lowered = prefixes.map((prefix) => prefix.toLowerCase());
-  return (req, res, next) => {
+  return dispatching([handler], (req, res, next) => {
     const path = req.path.toLowerCase();
     if (lowered.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return handler(req, res, next);
     next();
-  };
+  });
+}
+
+/** A dispatcher that names the routers it sends to, so what reads the app's routes (the OpenAPI check) still finds them. */
+export type Dispatcher = RequestHandler & { dispatchesTo: readonly RequestHandler[] };
+
+function dispatching(handlers: readonly RequestHandler[], dispatcher: RequestHandler): Dispatcher {
+  return Object.assign(dispatcher, { dispatchesTo: handlers });
 }
 
 /** The first `depth` segments of a path, lower-cased, without a trailing `/`: `/v1/patients/syn-pat-0001` → `/v1/patients` at depth 2. */
@@ -31,11 +38,11 @@ export function pathPrefix(path: string, depth: number): string {
  * its prefix, or on (`next`) when none has it.
  */
 export function byPathPrefix(handlers: ReadonlyMap<string, RequestHandler>, depth: number): RequestHandler {
-  return (req, res, next) => {
+  return dispatching([...handlers.values()], (req, res, next) => {
     const handler = handlers.get(pathPrefix(req.path, depth));
     if (handler) return handler(req, res, next);
     next();
-  };
+  });
 }
 
 /** `parser` (a body parser) run only for a request that has a body (RFC 9112 §6.3): most are reads, which it would only look at and pass on. */

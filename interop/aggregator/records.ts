@@ -1,4 +1,4 @@
-import { and, count, eq } from 'drizzle-orm';
+import { and, count, eq, inArray, lt } from 'drizzle-orm';
 import { type AggregatorQuery, aggregatorQueries } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import type { AggregatorQueryRequest, StoredResult } from './query';
@@ -54,4 +54,14 @@ export async function runningQueries(db: Database, organizationId: string): Prom
     .from(aggregatorQueries)
     .where(and(eq(aggregatorQueries.organizationId, organizationId), eq(aggregatorQueries.status, 'running')));
   return row?.running ?? 0;
+}
+
+/**
+ * Retention: queries that arrived before `cutoff`, whatever became of them, since the request holds
+ * the demographics it was sent (docs/api/privacy.md). At most `batchSize`; returns how many went.
+ */
+export async function purgeQueriesArrivedBefore(db: Database, cutoff: Date, batchSize: number): Promise<number> {
+  const batch = db.select({ id: aggregatorQueries.id }).from(aggregatorQueries).where(lt(aggregatorQueries.createdAt, cutoff)).limit(batchSize);
+  const gone = await db.delete(aggregatorQueries).where(inArray(aggregatorQueries.id, batch)).returning({ id: aggregatorQueries.id });
+  return gone.length;
 }

@@ -8,7 +8,8 @@ export interface MountedRoute {
 /**
  * Every route an app answers, read from Express's own router (app.router), so routes any feature
  * adds are walked too. A router mounted under a path would hide its prefix from this walk, so the
- * walk fails on one rather than skip its routes.
+ * walk fails on one rather than skip its routes. Dispatchers (api/http/dispatch.ts) name the routers
+ * they send to, and the walk follows them.
  */
 export function mountedRoutes(app: Express): MountedRoute[] {
   const found: MountedRoute[] = [];
@@ -22,6 +23,9 @@ export function mountedRoutes(app: Express): MountedRoute[] {
       } else if (Array.isArray(layer.handle?.stack)) {
         if (!layer.slash) throw new Error(`a router is mounted under a path (${layer.name}); mount it at the root so this walk sees its routes`);
         walk(layer.handle.stack);
+      } else if (Array.isArray(layer.handle?.dispatchesTo)) {
+        // api/http/dispatch.ts: a dispatcher at the root that sends each request to one of these routers.
+        walk(layer.handle.dispatchesTo.map((handle: unknown) => ({ handle, slash: true })));
       }
     }
   };
