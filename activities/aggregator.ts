@@ -4,8 +4,8 @@ import type { Patient } from 'fhir/r4';
 import type { FhirStore } from '../fixtures/store';
 import { AGGREGATOR_COMPLETED_EVENT, queryCompletedTask } from '../interop/aggregator/completed-event';
 import { type AggregatedAnswer, aggregate, type SourceOutcome, withinDates } from '../interop/aggregator/merge';
-import { type AggregatorQueryRequest, type AggregatorWorkflowInput, aggregatorQueryPath, type StoredResult } from '../interop/aggregator/query';
-import { queryOutcome, recordNewQuery, recordQueryAnswer } from '../interop/aggregator/records';
+import { type AggregatorQueryRequest, aggregatorQueryPath, type StoredResult } from '../interop/aggregator/query';
+import { queryOutcome, queryRequest, recordQueryAnswer } from '../interop/aggregator/records';
 import { findSource, matchAtSource, SOURCE_MRN_SYSTEM, simulatedLatency, sourceRecords } from '../interop/aggregator/sources';
 import type { SourceId } from '../interop/aggregator/vocabulary';
 import { demographicsOf } from '../interop/mpi/demographics';
@@ -21,7 +21,7 @@ export interface AggregatorActivityDependencies {
 }
 
 /**
- * The aggregator's activities: record the query, ask one simulated source (with its latency, its
+ * The aggregator's activities: ask one simulated source (with its latency, its
  * failure or its silence), and merge and store the answer. Each answers from the stored record when
  * retried.
  */
@@ -38,16 +38,13 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
   }
 
   return {
-    async recordAggregatorQuery(input: AggregatorWorkflowInput): Promise<void> {
-      await recordNewQuery(db, input);
-    },
-
     /**
      * One source: it takes its simulated time, then matches the patient in its own index and
      * answers its copies. The activity stops waiting at the query's deadline, as an HTTP client
      * with a timeout would, and answers `timeout`.
      */
-    async querySource({ source: sourceId, request }: { source: SourceId; request: AggregatorQueryRequest }): Promise<SourceOutcome> {
+    async querySource({ source: sourceId, queryId }: { source: SourceId; queryId: string }): Promise<SourceOutcome> {
+      const request = await queryRequest(db, queryId);
       const source = findSource(sourceId);
       const behaviour = request.simulate[sourceId] ?? 'ok';
       const latency = simulatedLatency(request.seed, source, JSON.stringify(request.patient));
@@ -89,11 +86,11 @@ export function createAggregatorActivities({ db, fhirStore }: AggregatorActivity
     async completeAggregatorQuery(input: {
       queryId: string;
       organizationId: string;
-      request: AggregatorQueryRequest;
       outcomes: SourceOutcome[];
     }): Promise<{ records: number; newDelivery: NewDelivery | null }> {
-      const patient = enterprisePatient(input.request);
-      const answer = aggregate({ patient, purpose: input.request.purposeOfUse, outcomes: input.outcomes, seed: input.request.seed });
+      const request = await queryRequest(db, input.queryId);
+      const patient = enterprisePatient(request);
+      const answer = aggregate({ patient, purpose: request.purposeOfUse, outcomes: input.outcomes, seed: request.seed });
       const records = answer.bundle.entry!.filter(
         (entry) => !['Patient', 'Provenance', 'OperationOutcome'].includes(entry.resource!.resourceType),
       ).length;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AggregatorQuery } from '../../drizzle/schema';
 import type { FhirStore } from '../../fixtures/store';
 import { type AggregatorQueryRequest, aggregatorQueryPath, type StoredResult } from '../../interop/aggregator/query';
-import { findQuery, runningQueries } from '../../interop/aggregator/records';
+import { findQuery, recordNewQuery, runningQueries } from '../../interop/aggregator/records';
 import {
   AGGREGATABLE_TYPES,
   AGGREGATOR_QUERY_STATUSES,
@@ -199,12 +199,22 @@ export function aggregatorRoutes({
           res,
           plan,
           describe: ({ queryId }) => `aggregator query ${queryId}`,
-          start: ({ queryId }) =>
-            workflows.startOnce(aggregatorWorkflow, {
+          // The request is recorded first, so the workflow carries only its id (docs/api/privacy.md).
+          start: async ({ queryId }) => {
+            await recordNewQuery(db, { queryId, organizationId: auth.organizationId, request });
+            return workflows.startOnce(aggregatorWorkflow, {
               workflowId: aggregatorWorkflowId(queryId),
-              args: [{ queryId, organizationId: auth.organizationId, request, webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }],
+              args: [
+                {
+                  queryId,
+                  organizationId: auth.organizationId,
+                  sourceTimeoutMs: request.sourceTimeoutMs,
+                  webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+                },
+              ],
               searchAttributes: aggregatorSearchAttributes(auth.organizationId),
-            }),
+            });
+          },
           answer: async ({ queryId, createdAt }) => {
             // The wait for the result (a long poll on Temporal) ends with it, with the timer, or with the request.
             const stopWaiting = new AbortController();

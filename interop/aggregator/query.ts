@@ -22,10 +22,16 @@ export interface AggregatorQueryRequest {
   includeProbableMatches?: boolean;
 }
 
+/**
+ * The workflow carries the query's id, never its request: the demographics a partner sent stay in
+ * the query's row (recorded before the workflow starts), so no Temporal history holds them
+ * (docs/api/privacy.md).
+ */
 export interface AggregatorWorkflowInput {
   queryId: string;
   organizationId: string;
-  request: AggregatorQueryRequest;
+  /** The request's source deadline, which bounds each source's activity. */
+  sourceTimeoutMs: number;
   /** The webhook retry schedule the completion event is delivered with (WEBHOOK_RETRY_SCHEDULE). */
   webhookRetryScheduleMs: number[];
 }

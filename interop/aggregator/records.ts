@@ -6,7 +6,7 @@ import type { AggregatorQueryStatus } from './vocabulary';
 
 /** The one module that writes `aggregator_queries`: a query as its workflow records it, and its answer. */
 
-/** Recorded once, by the workflow's first step (a retried step finds it). */
+/** Recorded once, by the API before the query's workflow starts (a retried request finds it). */
 export async function recordNewQuery(
   db: Database,
   query: { queryId: string; organizationId: string; request: AggregatorQueryRequest },
@@ -15,6 +15,13 @@ export async function recordNewQuery(
     .insert(aggregatorQueries)
     .values({ id: query.queryId, organizationId: query.organizationId, status: 'running', request: query.request })
     .onConflictDoNothing();
+}
+
+/** The request a query was recorded with, by id alone (for the worker: its workflow holds the id). */
+export async function queryRequest(db: Database, queryId: string): Promise<AggregatorQueryRequest> {
+  const [stored] = await db.select({ request: aggregatorQueries.request }).from(aggregatorQueries).where(eq(aggregatorQueries.id, queryId));
+  if (!stored) throw new Error(`aggregator query ${queryId} has no record`);
+  return stored.request as AggregatorQueryRequest;
 }
 
 /** A query's status and stored result, by id alone (for the worker: its workflow holds the id). */

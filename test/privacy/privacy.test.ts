@@ -212,6 +212,9 @@ describe('real-looking identifiers sent by mistake', () => {
     }
     const queryHistory = await historyText(query.body.workflow_id);
     for (const raw of RAW) expect(queryHistory).not.toContain(raw);
+    // Not even masked: the query is recorded before its workflow starts, which carries its id only.
+    expect(queryHistory).toContain(query.body.id);
+    expect(queryHistory).not.toContain(MBI.slice(-4));
 
     expect(await tablesHolding(RAW)).toEqual({});
     const logged = lines.join('\n');
