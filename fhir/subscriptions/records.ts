@@ -21,23 +21,25 @@ export const SUBSCRIPTIONS_PER_ORGANIZATION = 50;
 
 const live = isNull(fhirSubscriptions.deletedAt);
 
+/** The columns a Subscription's request fills in (the rest are the subscription's own state). */
+export function requestedColumns(request: SubscriptionRequest) {
+  return {
+    topic: request.topic,
+    filters: request.filters,
+    endpoint: request.endpoint,
+    headers: request.headers,
+    payloadMime: request.payloadMime,
+    content: request.content,
+    heartbeatSeconds: request.heartbeatSeconds,
+    reason: request.reason,
+    endAt: request.end,
+  };
+}
+
 export async function createSubscription(db: Database, organizationId: string, request: SubscriptionRequest): Promise<FhirSubscription> {
   const [row] = await db
     .insert(fhirSubscriptions)
-    .values({
-      id: newSubscriptionId(),
-      organizationId,
-      status: 'requested',
-      topic: request.topic,
-      filters: request.filters,
-      endpoint: request.endpoint,
-      headers: request.headers,
-      payloadMime: request.payloadMime,
-      content: request.content,
-      heartbeatSeconds: request.heartbeatSeconds,
-      reason: request.reason,
-      endAt: request.end,
-    })
+    .values({ id: newSubscriptionId(), organizationId, status: 'requested', ...requestedColumns(request) })
     .returning();
   return row!;
 }

@@ -2,6 +2,7 @@ import type { Bundle, ClaimResponse, Parameters, Subscription } from 'fhir/r4';
 import { describe, expect, it } from 'vitest';
 import type { FhirSubscription } from '../../drizzle/schema';
 import { notificationBundle, type SubscriptionStatusFacts, statusSearchset, subscriptionStatus } from '../../fhir/subscriptions/notification';
+import { requestedColumns } from '../../fhir/subscriptions/records';
 import { filtersMatch, MIN_HEARTBEAT_SECONDS, readSubscriptionRequest, type SubscriptionRequest } from '../../fhir/subscriptions/request';
 import { subscriptionResource } from '../../fhir/subscriptions/resource';
 import { BACKPORT_EXTENSIONS, PAS_SUBSCRIPTION_PROFILE, PAS_TOPIC } from '../../fhir/subscriptions/vocabulary';
@@ -31,15 +32,7 @@ const stored = (request: SubscriptionRequest, extra: Partial<FhirSubscription> =
   id: 'sub-01jd8x3m0ae8v9q2w1f4k7t5zr',
   organizationId: 'org_01jd8x3m0ae8v9q2w1f4k7t5zr',
   status: 'active',
-  topic: request.topic,
-  filters: request.filters,
-  endpoint: request.endpoint,
-  headers: request.headers,
-  payloadMime: request.payloadMime,
-  content: request.content,
-  heartbeatSeconds: request.heartbeatSeconds,
-  reason: request.reason,
-  endAt: request.end,
+  ...requestedColumns(request),
   eventsSinceStart: 0,
   error: null,
   createdAt: new Date('2026-11-27T00:00:00Z'),
