@@ -1,6 +1,4 @@
-import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -13,6 +11,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../drizzle/schema';
 import { createWatchedListener } from './listener';
+import { createPgliteDatabase, hasPgliteDatabase, lockDirectory, pgliteDirectory } from './pglite-directory';
 import { PGLITE_OPTIONS } from './pglite-settings';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -106,11 +105,11 @@ export async function openDatabase(options: {
       },
     };
   }
-  const directory = join(options.dataDir, 'pglite');
+  const directory = pgliteDirectory(options.dataDir);
   mkdirSync(directory, { recursive: true });
   const releaseLock = lockDirectory(directory);
   try {
-    if (!existsSync(join(directory, 'PG_VERSION'))) await createPgliteDatabase(directory);
+    if (!hasPgliteDatabase(directory)) await createPgliteDatabase(directory);
     const client = new PGlite(directory, PGLITE_OPTIONS);
     const db = drizzlePglite(client, { schema });
     await migratePglite(db, { migrationsFolder });
@@ -129,21 +128,6 @@ export async function openDatabase(options: {
   }
 }
 
-/** A new PGlite database, created in a child process (platform/pglite-create.ts) so that what creating it holds is not ours to keep. */
-async function createPgliteDatabase(directory: string): Promise<void> {
-  // The child is TypeScript: it loads it with tsx, as `npm start` does (a test runner's process may not).
-  const loadsTypeScript = process.execArgv.some((argument) => argument.includes('tsx'));
-  const child = fork(fileURLToPath(new URL('./pglite-create.ts', import.meta.url)), [directory], {
-    execArgv: loadsTypeScript ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', resolve);
-  });
-  if (code !== 0) throw new Error(`Creating the embedded database in ${directory} failed (exit code ${code}); its output is above.`);
-}
-
 /** API and workers may start together; a session advisory lock makes them migrate one at a time. */
 async function migratePostgresOnce(databaseUrl: string): Promise<void> {
   const client = postgres(databaseUrl, { ...CLIENT_OPTIONS, max: 1 });
@@ -153,43 +137,6 @@ async function migratePostgresOnce(databaseUrl: string): Promise<void> {
     await client`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
   } finally {
     await client.end({ timeout: 5 });
-  }
-}
-
-export class DatabaseInUseError extends Error {
-  override name = 'DatabaseInUseError';
-}
-
-/**
- * PGlite is single-process: two processes writing one directory corrupt it. A pid file makes the
- * second one stop with an explanation instead; a file left by a dead process is taken over.
- */
-function lockDirectory(directory: string): () => void {
-  const lockFile = `${directory}.lock`;
-  for (;;) {
-    try {
-      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      return () => rmSync(lockFile, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSync(lockFile, 'utf8'));
-      if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new DatabaseInUseError(
-          `The embedded database in ${directory} is in use by process ${holder} (probably npm start). ` +
-            'PGlite allows one process at a time: stop that process first, or set DATABASE_URL so every process shares Postgres.',
-        );
-      }
-      rmSync(lockFile, { force: true });
-    }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

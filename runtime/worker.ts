@@ -1,5 +1,3 @@
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
@@ -9,9 +7,7 @@ import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import { scrubText, serializeError } from '../platform/logger';
 import type { ResolveHost } from '../webhooks/targets';
-
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-const BUNDLER_PATH = fileURLToPath(new URL('./bundle-workflows.ts', import.meta.url));
+import { workflowBundle } from './workflow-bundle';
 
 let runtimeInstalled = false;
 
@@ -33,7 +29,7 @@ export interface WorkerOptions {
   address: string;
   config: Config;
   db: Database;
-  /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start, in a child process. */
+  /** A prebuilt bundle (tests share one); otherwise the one kept in DATA_DIR for these sources, built first if missing (runtime/workflow-bundle.ts). */
   workflowBundle?: WorkflowBundleOption;
   /** The DNS lookup for webhook targets; tests hand in their own, production uses the system's. */
   resolveHost?: ResolveHost;
@@ -77,7 +73,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       logger: options.logger,
       publicBaseUrl: config.PUBLIC_BASE_URL,
     }),
-    workflowBundle: options.workflowBundle ?? (await bundleWorkflowsApart()),
+    workflowBundle: options.workflowBundle ?? (await workflowBundle(config.DATA_DIR)),
     shutdownGraceTime: `${config.SHUTDOWN_GRACE_SECONDS} seconds`,
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
@@ -96,15 +92,4 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await done;
     },
   };
-}
-
-/** The workflow bundle, built by webpack in a child process (runtime/bundle-workflows.ts) so its memory is not ours to keep. */
-function bundleWorkflowsApart(): Promise<WorkflowBundleOption> {
-  // The child inherits our execArgv, so it loads TypeScript the way this process does (tsx).
-  const child = fork(BUNDLER_PATH, [WORKFLOWS_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (code) => resolve({ code: code as string }));
-    child.once('error', reject);
-    child.once('exit', (exitCode) => reject(new Error(`Bundling the workflows failed (exit code ${exitCode}); its output is above.`)));
-  });
 }

@@ -6,8 +6,9 @@ import { PgTable } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import * as schema from '../../drizzle/schema';
-import { DatabaseInUseError, isDatabaseUnavailable, openDatabase, STATEMENT_TIMEOUT_MS } from '../../platform/database';
+import { isDatabaseUnavailable, openDatabase, STATEMENT_TIMEOUT_MS } from '../../platform/database';
 import { createOrganization, issueApiKey, lookUpApiKey, revokeApiKey } from '../../platform/organizations';
+import { DatabaseInUseError } from '../../platform/pglite-directory';
 import { createScratchDatabase } from '../support/scratch-database';
 import { startTcpProxy } from '../support/tcp-proxy';
 

@@ -8,7 +8,7 @@ import { openDatabase } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { connectTemporal, ensureSearchAttributes, startDevServer } from '../../runtime/temporal';
 import { ensureTemporalCli, temporalCliOptions } from '../../runtime/temporal-cli';
-import { WORKFLOWS_PATH } from '../../runtime/worker';
+import { WORKFLOWS_PATH } from '../../runtime/workflow-bundle';
 import { freePort } from './ports';
 import { createScratchDatabase } from './scratch-database';
 import { ensureTimeSkippingServer, startTimeSkippingServer } from './time-skipping-server';

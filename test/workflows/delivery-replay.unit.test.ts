@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installQuietRuntime, WORKFLOWS_PATH } from '../../runtime/worker';
+import { installQuietRuntime } from '../../runtime/worker';
+import { WORKFLOWS_PATH } from '../../runtime/workflow-bundle';
 
 /**
  * Deliveries already running keep working when the delivery workflow changes: a history recorded by
