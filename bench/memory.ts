@@ -236,7 +236,9 @@ async function startFailingReceiver() {
  */
 async function measureBacklog(dataDir: string): Promise<void> {
   const failing = await startFailingReceiver();
-  const running = new RunningStart(await startEnv(dataDir, { WEBHOOK_RETRY_SCHEDULE: '30m', RATE_LIMIT_PER_MINUTE: '10000000' }));
+  const running = new RunningStart(
+    await startEnv(dataDir, { WEBHOOK_RETRY_SCHEDULE: '30m', RATE_LIMIT_PER_MINUTE: '10000000', ALLOW_PRIVATE_TARGETS: 'true' }),
+  );
   try {
     await running.waitFor(/Stop with Ctrl\+C\./);
     const [, port] = await running.waitFor(/API\s+http:\/\/localhost:(\d+)/);
