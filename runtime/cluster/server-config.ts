@@ -128,6 +128,9 @@ export function dynamicConfig(): string {
       'system.enableActivityEagerExecution': value(true),
       'history.transferProcessorMaxPollRPS': value(TRANSFER_QUEUE_READS_PER_SECOND),
       'system.forceSearchAttributesCacheRefreshOnRead': value(true),
+      'matching.enableFairness': value(true),
+      // A queue whose backlog was written before fairness was switched on drains it rather than stranding it.
+      'matching.enableMigration': value(true),
     },
     null,
     2,

@@ -12,6 +12,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
+import { organizationFairness } from '../../platform/fairness';
 import { refuse } from '../../platform/workflow-refusal';
 import type { CarriedDelivery } from '../../webhooks/claim-check';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
@@ -190,6 +191,7 @@ export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: n
     args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery }],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
+    priority: organizationFairness(delivery.organizationId),
     ...(summary === undefined ? {} : { staticSummary: summary }),
   });
 }
