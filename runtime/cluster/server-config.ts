@@ -119,7 +119,8 @@ export function serverConfig(options: ServerConfigOptions): string {
 
 /**
  * The same server settings as the dev server `npm start` runs (runtime/temporal.ts), so the two
- * topologies are compared on equal terms, plus search attributes usable as soon as they are added.
+ * topologies are compared on equal terms, plus search attributes usable as soon as they are added
+ * and a backlog written before fairness was switched on drained (a cluster keeps its queues).
  */
 export function dynamicConfig(): string {
   const value = (setting: unknown) => [{ value: setting, constraints: {} }];
