@@ -94,7 +94,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   });
   const done = worker
     .run()
-    .then(() => asyncCompletions.close())
+    .finally(() => asyncCompletions.close())
     .finally(() => connection.close());
   return {
     worker,
