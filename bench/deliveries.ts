@@ -461,6 +461,7 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   const burstCounts = await countWorkflows(client, burstIds.map(deliveryWorkflowId));
   const lightCounts = await countWorkflows(client, beside.ids.map(deliveryWorkflowId));
   const failuresPerDelivery = (burstCounts.activityFailures + lightCounts.activityFailures) / (burstIds.length + beside.ids.length);
+  const failureCauses = failuresPerDelivery > 0 ? await activityFailureCauses(client, [...burstIds, ...beside.ids].map(deliveryWorkflowId)) : [];
   const ratio = beside.latency.p50 / alone.latency.p50;
   console.log(
     `\nOne organization's burst: ${burstSize} deliveries triggered at once (50 triggers in flight), a second organization's light load beside it (one delivery at a time); load average ${formatLoad()}.`,
@@ -471,10 +472,26 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   console.log(
     `  activity failures per delivery (every history of both organizations: ${burstCounts.activityFailures} in the burst, ${lightCounts.activityFailures} in the light load): ${failuresPerDelivery.toFixed(3)} | goal ${BURST_GOALS.activityFailuresPerDelivery}: ${met(failuresPerDelivery <= BURST_GOALS.activityFailuresPerDelivery)}`,
   );
+  for (const [cause, count] of failureCauses) console.log(`    ${count} × ${cause}`);
   console.log(`  the light load alone (${alone.ids.length} deliveries): ${alone.latency.text} ${alone.split}`);
   console.log(
     `  the light load beside the burst (${beside.ids.length}): ${beside.latency.text} ${beside.split} | p50 beside ÷ alone ${ratio.toFixed(2)}, goal ≤ ${BURST_GOALS.lightBesideOverAlone}: ${met(ratio <= BURST_GOALS.lightBesideOverAlone)}`,
   );
+}
+
+/** Why activity attempts failed, most frequent first: each last failure a retry carried and each final failure or timeout. */
+async function activityFailureCauses(client: Client, workflowIds: string[]): Promise<[string, number][]> {
+  const causes = new Map<string, number>();
+  const note = (cause: string) => causes.set(cause, (causes.get(cause) ?? 0) + 1);
+  for (const workflowId of workflowIds) {
+    for (const event of (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
+      const started = event.activityTaskStartedEventAttributes;
+      if (started?.lastFailure) note(`retried after: ${started.lastFailure.message}`);
+      const failure = event.activityTaskFailedEventAttributes?.failure ?? event.activityTaskTimedOutEventAttributes?.failure;
+      if (failure) note(`failed: ${failure.message}`);
+    }
+  }
+  return [...causes].sort((a, b) => b[1] - a[1]);
 }
 
 /**
