@@ -37,8 +37,8 @@ export interface DeliveryActivityDependencies {
   /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, webhooks/fair-share.ts). */
   slotsPerOrganization?: number;
   /**
-   * How an attempt waits for its organization's slot without holding one of the worker's (the
-   * worker's); without it (activities called directly, in tests) it waits in place.
+   * How an attempt waits for its organization's slot without holding one of the worker's (the worker
+   * process composes it, runtime/worker.ts); without it (activities called directly, in tests) it waits in place.
    */
   asyncCompletions?: AsyncCompletions;
 }
