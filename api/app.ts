@@ -19,8 +19,8 @@ import { ER7_MEDIA_TYPES, hl7Routes } from './hl7/routes';
 import { authenticate } from './http/authenticate';
 import { refuseDeepJson } from './http/body-depth';
 import { costLimit, refuseAfterFailedAuthentication } from './http/cost-limit';
-import { answerDashboardOwned, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
-import { onlyUnder, withBodyOnly } from './http/dispatch';
+import { answerDashboardOwned, DASHBOARD_OWNED, DASHBOARD_OWNED_PATHS } from './http/dashboard-owned';
+import { byFirstSegment, onlyUnder, series, withBodyOnly } from './http/dispatch';
 import { docsRouter } from './http/docs';
 import { idempotency } from './http/idempotency';
 import { buildOpenApiDocument } from './http/openapi';
@@ -99,34 +99,63 @@ export function createApp(deps: ApiDependencies): Express {
   // Before any body is read or credential looked up: budgets per address for what has no API key to count against.
   const { FAILED_AUTH_PER_MINUTE, OAUTH_RATE_LIMIT_PER_MINUTE, FHIR_RATE_LIMIT_PER_MINUTE } = deps.config;
   const failedAuthentications = deps.failedAuthentications ?? createCostBudget(FAILED_AUTH_PER_MINUTE);
-  app.use(['/v1', '/oauth', '/fhir'], refuseAfterFailedAuthentication(failedAuthentications, FAILED_AUTH_PER_MINUTE));
-  app.use(
-    '/oauth',
-    costLimit({ budget: createCostBudget(OAUTH_RATE_LIMIT_PER_MINUTE), surface: 'OAuth', perMinute: OAUTH_RATE_LIMIT_PER_MINUTE, costOf: oauthCost }),
-  );
-  app.use(
-    '/fhir',
-    costLimit({ budget: createCostBudget(FHIR_RATE_LIMIT_PER_MINUTE), surface: 'FHIR', perMinute: FHIR_RATE_LIMIT_PER_MINUTE, costOf: fhirCost }),
-  );
-  app.use(withBodyOnly(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson })));
-  // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
-  app.use('/v1/sandbox/hl7/inject', express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] }));
-  app.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
+  const afterFailedAuthentication = refuseAfterFailedAuthentication(failedAuthentications, FAILED_AUTH_PER_MINUTE);
+  const json = withBodyOnly(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
   const otherPaths = { ...smartOpenApiPaths(), ...fhirOpenApiPaths(deps.fhirStore.supportedTypes) };
-  // Each router is entered only by the paths it answers (api/http/dispatch.ts).
+  const docs = docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths }));
+  const discovery = smartDiscoveryRouter({ urls, tokens });
+  const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
+  const api = routeTable(routes, { apiKey, creatingWork: [idempotency(deps.db)] });
+  const dashboardOwned = express.Router();
+  dashboardOwned.all(DASHBOARD_OWNED_PATHS, answerDashboardOwned);
+  // Each request runs only the middleware and the router its path can reach (api/http/dispatch.ts),
+  // in this order: address budgets, the JSON body, then the router.
   app.use(
-    onlyUnder(
-      ['/openapi.json', '/docs'],
-      docsRouter(buildOpenApiDocument(routes, { baseUrl: deps.config.PUBLIC_BASE_URL, version: deps.version, otherPaths })),
+    byFirstSegment(
+      {
+        '/v1': series([
+          afterFailedAuthentication,
+          json,
+          // HL7 v2 in ER7 is text; the inject checks its own 256 KiB limit so the answer can carry an ACK.
+          onlyUnder(['/v1/sandbox/hl7/inject'], express.text({ limit: JSON_BODY_LIMIT, type: [...ER7_MEDIA_TYPES] })),
+          onlyUnder(
+            DASHBOARD_OWNED.map((owned) => owned.path),
+            dashboardOwned,
+          ),
+          api,
+        ]),
+        '/fhir': series([
+          afterFailedAuthentication,
+          costLimit({
+            budget: createCostBudget(FHIR_RATE_LIMIT_PER_MINUTE),
+            surface: 'FHIR',
+            perMinute: FHIR_RATE_LIMIT_PER_MINUTE,
+            costOf: fhirCost,
+          }),
+          json,
+          // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
+          onlyUnder([`${SMART_PATHS.fhirBase}/.well-known`], discovery),
+          fhirRouter({ ...deps, tokens, urls, apiKey, workflows }),
+        ]),
+        '/oauth': series([
+          afterFailedAuthentication,
+          costLimit({
+            budget: createCostBudget(OAUTH_RATE_LIMIT_PER_MINUTE),
+            surface: 'OAuth',
+            perMinute: OAUTH_RATE_LIMIT_PER_MINUTE,
+            costOf: oauthCost,
+          }),
+          json,
+          oauthRouter({ ...deps, urls, flow, tokens }),
+        ]),
+        '/.well-known': series([json, discovery]),
+        '/openapi.json': series([json, docs]),
+        '/docs': series([json, docs]),
+      },
+      // /healthz, /readyz, and paths no router answers (they go on to the 404).
+      series([json, api]),
     ),
   );
-  // Discovery first: its /fhir/R4/.well-known/smart-configuration is open, unlike the FHIR reads.
-  app.use(onlyUnder(['/.well-known', `${SMART_PATHS.fhirBase}/.well-known`], smartDiscoveryRouter({ urls, tokens })));
-  app.use(onlyUnder(['/oauth'], oauthRouter({ ...deps, urls, flow, tokens })));
-  const apiKey = [authenticate(createApiKeyCache(deps.db, deps.listen)), perKeyRateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE)];
-  app.use(onlyUnder(['/fhir'], fhirRouter({ ...deps, tokens, urls, apiKey, workflows })));
-  app.use(routeTable(routes, { apiKey, creatingWork: [idempotency(deps.db)] }));
-
   app.use((req) => {
     throw new ApiProblem(404, 'route_not_found', `No endpoint answers ${req.method} ${req.path}. The API reference is at /docs.`);
   });

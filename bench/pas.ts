@@ -119,11 +119,17 @@ async function main() {
     console.log(`First $submit (a thread loads the validator): ${warm.toFixed(0)} ms`);
 
     const latencies: number[] = [];
+    const cpuBefore = process.cpuUsage();
     for (let index = 0; index < submissions; index += 1) latencies.push(await submit(structuredClone(template)));
+    const cpu = process.cpuUsage(cpuBefore);
     const sorted = [...latencies].sort((a, b) => a - b);
     const p99 = percentile(sorted, 99);
     console.log(
-      `Immediate decision, one at a time (${JSON.stringify(template).length} B request): p50 ${percentile(sorted, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms   (goal: p99 < 150 ms: ${p99 < 150 ? 'met' : 'not met'})`,
+      `Immediate decision, one at a time (${JSON.stringify(template).length} B request): p50 ${percentile(sorted, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms   (goal: p99 < 150 ms: ${p99 < 150 ? 'met' : 'NOT met'})`,
+    );
+    // Less moved by other work on the machine than the latency: the API, worker and check thread's CPU (this process), per request.
+    console.log(
+      `CPU of this process (API, worker, check thread, the client) per $submit: ${((cpu.user + cpu.system) / 1000 / submissions).toFixed(1)} ms`,
     );
     const started = performance.now();
     await pool(submissions, concurrency, async () => {
@@ -138,7 +144,7 @@ async function main() {
     delay.disable();
     const blockMs = delay.max / 1e6;
     console.log(
-      `A ${JSON.stringify(large).length} B request: answered in ${largeMs.toFixed(0)} ms; the API's event loop held at most ${blockMs.toFixed(0)} ms   (goal: no block > 100 ms: ${blockMs <= 100 ? 'met' : 'not met'})`,
+      `A ${JSON.stringify(large).length} B request: answered in ${largeMs.toFixed(0)} ms; the API's event loop held at most ${blockMs.toFixed(0)} ms   (goal: no block > 100 ms: ${blockMs <= 100 ? 'met' : 'NOT met'})`,
     );
     const validator = await loadProfileValidator();
     const inPlace = performance.now();

@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
 import { FhirError } from '../../fhir/operation-outcome';
@@ -14,11 +14,12 @@ import type { AccessGrant, TokenService } from '../../smart/tokens';
 import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
+import { type Dispatcher, isUnder, onlyUnder, onlyWhere } from '../http/dispatch';
 import { toJson } from '../http/json';
 import { worldPatientMatch } from '../interop/mpi';
 import { bulkExportRouter } from './bulk-export';
 import { apiKeyRequestsOnly, matchInput, patientMatchScope, realIdentifiersRefusedInFhir } from './patient-match';
-import { priorAuthorizationRouter } from './prior-authorization';
+import { PAS_OPERATION_PATHS, priorAuthorizationRouter } from './prior-authorization';
 import { subscriptionRouter } from './subscriptions';
 
 const FHIR_JSON = 'application/fhir+json';
@@ -54,20 +55,32 @@ export function fhirRouter({
   workflows: WorkflowGateway;
   /** The DNS lookup a subscription's endpoint is checked with; the system resolver when absent. */
   resolveHost?: ResolveHost;
-}): Router {
+}): Dispatcher {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
   const metadata = capabilityStatement({ urls, resourceTypes: fhirStore.supportedTypes, version, published: new Date().toISOString() });
 
   const withToken = requireAccessToken(tokens, urls);
-  router.use(base, openCors);
+  // The router is entered only under `base` (below), so what runs for all of it needs no mount path.
+  router.use(openCors);
   // Before `:type/:id` and `:type`, which would take `$export` and the status paths for a type; before
-  // jsonOnly too, as its files are NDJSON (it checks Accept itself).
-  router.use(bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken, jsonOnly }));
-  router.use(base, jsonOnly);
-  router.use(priorAuthorizationRouter({ db, workflows, withToken, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }));
+  // jsonOnly too, as its files are NDJSON (it checks Accept itself). Each operation's router is entered
+  // only by its own paths (api/http/dispatch.ts).
+  router.use(
+    onlyWhere(
+      (path) => isUnder(path, `${base}/bulk-export`.toLowerCase()) || path.split('/').findLast(Boolean) === '$export',
+      bulkExportRouter({ db, fhirStore, workflows, urls, config, withToken, jsonOnly }),
+    ),
+  );
+  router.use(jsonOnly);
+  router.use(
+    onlyUnder(
+      Object.values(PAS_OPERATION_PATHS).map((path) => `${base}${path}`),
+      priorAuthorizationRouter({ db, workflows, withToken, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE }),
+    ),
+  );
   router.get(`${base}/metadata`, (req, res) => sendFhir(req, res, 200, metadata));
-  router.use(subscriptionRouter({ db, workflows, urls, config, withToken, resolveHost }));
+  router.use(onlyUnder([`${base}/Subscription`], subscriptionRouter({ db, workflows, urls, config, withToken, resolveHost })));
 
   // IHE PDQm ITI-119, before `:type/:id` and the catch-all; an API key or a user/system-level SMART token.
   const patientMatch = worldPatientMatch({ fhirStore, config });
@@ -152,7 +165,7 @@ export function fhirRouter({
     );
   });
   // Errors, whichever layer raises them, become OperationOutcomes in api/http/problem-handler.ts.
-  return router;
+  return onlyUnder([base], router);
 }
 
 /** RFC 6750 bearer tokens: missing, bad, expired or revoked is 401 with a WWW-Authenticate challenge. */
@@ -180,8 +193,26 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
   };
 }
 
-/** Which resources of a type the token's scopes allow for an interaction; 403 when none. */
+/** allowedBy's answers by grant (one object for every request with a remembered token), so its scopes are parsed once per type. */
+const criteriaByGrant = new WeakMap<AccessGrant, Map<string, Criterion>>();
+
+/** Which resources of a type the token's scopes allow for an interaction; 403 when none. Call it for a served type only. */
 function allowedBy(grant: AccessGrant, type: string, interaction: Interaction): Criterion {
+  let known = criteriaByGrant.get(grant);
+  if (!known) {
+    known = new Map();
+    criteriaByGrant.set(grant, known);
+  }
+  const key = `${interaction} ${type}`;
+  let allowed = known.get(key);
+  if (!allowed) {
+    allowed = scopeCriterion(grant, type, interaction);
+    known.set(key, allowed);
+  }
+  return allowed;
+}
+
+function scopeCriterion(grant: AccessGrant, type: string, interaction: Interaction): Criterion {
   const allowed = permission(grant.scope, grant.context, type, interaction);
   if (!allowed.allowed) {
     const prefix = `${grant.context}/${type}`;

@@ -85,6 +85,7 @@ export function subscriptionRouter({
             retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
           },
         ],
+        organizationId,
         searchAttributes: subscriptionSearchAttributes(organizationId),
         summary: `Subscription ${row.id}`,
       });

@@ -11,13 +11,60 @@ import type { RequestHandler } from 'express';
  * a `/`); every other request skips it. The URL is left as it is, so the router keeps its full paths.
  * Case-insensitive, as Express's own matching is.
  */
-export function onlyUnder(prefixes: readonly string[], handler: RequestHandler): RequestHandler {
+export function onlyUnder(prefixes: readonly string[], handler: RequestHandler): Dispatcher {
   const lowered = prefixes.map((prefix) => prefix.toLowerCase());
+  return onlyWhere((path) => lowered.some((prefix) => isUnder(path, prefix)), handler);
+}
+
+/** `handler` entered only by requests whose path, lower-cased, passes `test`; every other request skips it. */
+export function onlyWhere(test: (lowerCasePath: string) => boolean, handler: RequestHandler): Dispatcher {
   return dispatching([handler], (req, res, next) => {
-    const path = req.path.toLowerCase();
-    if (lowered.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return handler(req, res, next);
+    if (test(req.path.toLowerCase())) return handler(req, res, next);
     next();
   });
+}
+
+/** Whether `path` is `prefix` or below it (both lower-cased), as a router mounted at `prefix` sees it. */
+export function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/**
+ * `handlers` (middleware) run in order as one handler, the way a router runs its layers but without
+ * matching a path for each: an error (thrown, rejected, or passed to `next`) goes on to `done`, and
+ * so does the request when the last calls `next`.
+ */
+export function series(handlers: readonly RequestHandler[]): Dispatcher {
+  return dispatching(handlers, (req, res, done) => {
+    let index = 0;
+    const next = (error?: unknown): void => {
+      const handler = handlers[index];
+      index += 1;
+      if (error || !handler) {
+        done(error);
+        return;
+      }
+      try {
+        const returned: unknown = handler(req, res, next);
+        if (returned instanceof Promise) returned.catch((rejected: unknown) => done(rejected ?? new Error('Rejected promise')));
+      } catch (thrown) {
+        done(thrown);
+      }
+    };
+    next();
+  });
+}
+
+/**
+ * One handler per first path segment (`/v1`, `/fhir`, …; case-insensitive, as Express matches), the
+ * `rest` handler for every other path: what a request runs is chosen once, by a map lookup, instead
+ * of each root middleware matching its own mount path in turn.
+ */
+export function byFirstSegment(handlers: Readonly<Record<string, RequestHandler>>, rest: RequestHandler): Dispatcher {
+  const bySegment = new Map(Object.entries(handlers).map(([segment, handler]) => [segment.toLowerCase(), handler]));
+  return dispatching([...new Set([...bySegment.values(), rest])], (req, res, next) =>
+    (bySegment.get(pathPrefix(req.path, 1)) ?? rest)(req, res, next),
+  );
 }
 
 /** A dispatcher that names the routers it sends to, so what reads the app's routes (the OpenAPI check) still finds them. */

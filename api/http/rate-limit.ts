@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { type IncrementResponse, rateLimit, type Store } from 'express-rate-limit';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import { rateLimitWindows } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import { ApiProblem } from './problem';
@@ -8,26 +9,54 @@ const WINDOW_MS = 60_000;
 
 /**
  * A per-API-key budget over a one-minute window, counted in Postgres so it holds across every API
- * process: N processes allow the budget once, not N times.
+ * process: N processes allow the budget once, not N times. Every answer carries the IETF draft-8
+ * `RateLimit` and `RateLimit-Policy` headers; a refusal, `Retry-After` too. (The headers are those
+ * express-rate-limit wrote, byte for byte; its middleware is not used: it hashed the key for the
+ * policy and awaited five times on every request, where a request below its process's share of the
+ * budget needs no await at all.)
  */
-export function perKeyRateLimit(db: Database, requestsPerMinute: number) {
-  return rateLimit({
-    windowMs: WINDOW_MS,
-    limit: requestsPerMinute,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    store: new PostgresWindowStore(db, requestsPerMinute),
-    keyGenerator: (_req, res) => String(res.locals.auth?.apiKeyId),
-    handler: (_req, _res, next) => {
-      next(
-        new ApiProblem(
-          429,
-          'rate_limited',
-          `This API key made more than ${requestsPerMinute} requests in a minute. Wait for the number of seconds in Retry-After, then try again.`,
-        ),
-      );
-    },
-  });
+export function perKeyRateLimit(db: Database, requestsPerMinute: number): RequestHandler {
+  const store = new PostgresWindowStore(db, requestsPerMinute);
+  const name = `"${requestsPerMinute}-in-1min"`;
+  /** RateLimit-Policy by key: its partition key is a hash of the key's id, the same for every request. */
+  const policies = new Map<string, string>();
+  const answer = (res: Response, next: NextFunction, key: string, counted: Counted) => {
+    const resetSeconds = Math.max(0, Math.ceil((counted.resetTime - Date.now()) / 1000));
+    if (!res.headersSent) {
+      let policy = policies.get(key);
+      if (policy === undefined) {
+        policy = `${name}; q=${requestsPerMinute}; w=${WINDOW_MS / 1000}; pk=:${partitionKey(key)}:`;
+        policies.set(key, policy);
+      }
+      res.setHeader('RateLimit', `${name}; r=${Math.max(requestsPerMinute - counted.totalHits, 0)}; t=${resetSeconds}`);
+      res.setHeader('RateLimit-Policy', policy);
+    }
+    if (counted.totalHits <= requestsPerMinute) return next();
+    if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
+    throw new ApiProblem(
+      429,
+      'rate_limited',
+      `This API key made more than ${requestsPerMinute} requests in a minute. Wait for the number of seconds in Retry-After, then try again.`,
+    );
+  };
+  return (_req, res, next) => {
+    const key = String(res.locals.auth?.apiKeyId);
+    const counted = store.increment(key);
+    if (counted instanceof Promise) return counted.then((settled) => answer(res, next, key, settled));
+    answer(res, next, key, counted);
+  };
+}
+
+/** The key's share of the policy header (draft-8 `pk`): 12 hex digits of its SHA-256, in base64. */
+function partitionKey(key: string): string {
+  return Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+}
+
+interface Counted {
+  /** The key's count in this window, this request included. */
+  totalHits: number;
+  /** When the window ends (epoch ms). */
+  resetTime: number;
 }
 
 /** A process may answer this share of what is left of a key's budget before it next tells the others. */
@@ -57,15 +86,14 @@ interface Tally {
  * here rather than taken from @acpr/rate-limit-postgresql, which writes on every request, brings a
  * second Postgres driver and runs its own migrations outside drizzle/.)
  */
-class PostgresWindowStore implements Store {
-  readonly localKeys = false;
+class PostgresWindowStore {
   private readonly tallies = new Map<string, Tally>();
   // Prepared once: building the statement per write cost more CPU than the round trip itself.
   private readonly add;
   private readonly purgeOlder;
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly limit: number,
   ) {
     this.add = db
@@ -89,14 +117,15 @@ class PostgresWindowStore implements Store {
       .prepare('rate_limit_purge_older');
   }
 
-  async increment(key: string): Promise<IncrementResponse> {
+  /** Counts one request: at once while this process answers its share, else after the write (a promise). */
+  increment(key: string): Counted | Promise<Counted> {
     const window = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
     let tally = this.tallies.get(key);
     if (!tally || tally.window !== window) {
       tally = { window, shared: 0, pending: 0, purged: false };
       this.tallies.set(key, tally);
     }
-    const resetTime = new Date(window + WINDOW_MS);
+    const resetTime = window + WINDOW_MS;
     const ownAllowance = Math.floor((this.limit - tally.shared) / SHARE_OF_REMAINING);
     if (tally.shared >= this.limit || tally.pending < ownAllowance) {
       tally.pending += 1;
@@ -104,7 +133,11 @@ class PostgresWindowStore implements Store {
     }
     const hits = tally.pending + 1;
     tally.pending = 0;
-    const windowStart = new Date(window).toISOString();
+    return this.write(key, tally, hits, resetTime);
+  }
+
+  private async write(key: string, tally: Tally, hits: number, resetTime: number): Promise<Counted> {
+    const windowStart = new Date(tally.window).toISOString();
     const [row] = await this.add.execute({ key, windowStart, hits });
     tally.shared = Math.max(tally.shared, row!.hits);
     if (!tally.purged) {
@@ -112,22 +145,5 @@ class PostgresWindowStore implements Store {
       await this.purgeOlder.execute({ key, windowStart });
     }
     return { totalHits: row!.hits, resetTime };
-  }
-
-  async decrement(key: string): Promise<void> {
-    const tally = this.tallies.get(key);
-    if (tally && tally.pending > 0) {
-      tally.pending -= 1;
-      return;
-    }
-    await this.db
-      .update(rateLimitWindows)
-      .set({ hits: sql`greatest(${rateLimitWindows.hits} - 1, 0)` })
-      .where(eq(rateLimitWindows.key, key));
-  }
-
-  async resetKey(key: string): Promise<void> {
-    this.tallies.delete(key);
-    await this.db.delete(rateLimitWindows).where(eq(rateLimitWindows.key, key));
   }
 }

@@ -42,7 +42,8 @@ export function requestContext(logger: Logger): RequestHandler {
     req.log = new Proxy(log as unknown as Logger, MADE_WHEN_USED);
     if (logger.isLevelEnabled('error') && !UNLOGGED_PATHS.has(req.path)) {
       answered.set(res, log);
-      res.once('close', logAnswered);
+      // A response closes once: `on` spares the wrapper `once` makes per request.
+      res.on('close', logAnswered);
     }
     next();
   };

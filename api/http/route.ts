@@ -185,6 +185,8 @@ function valueAt(value: unknown, path: PropertyKey[]): unknown {
  * error: it is refused here. In a path it names nothing (404); in a query or body it is a bad field (422).
  */
 function assertNoNul(where: RequestPart, value: unknown): void {
+  // The walk that names the fields builds a path per value: it runs only once one is known to hold a NUL.
+  if (!hasNul(value)) return;
   const found = pathsWithNul(value, [where]);
   if (found.length === 0) return;
   if (where === 'path') throw new ApiProblem(404, 'not_found', `The path names nothing that exists: ${found.join(', ')} contains a NUL character.`);
@@ -192,6 +194,15 @@ function assertNoNul(where: RequestPart, value: unknown): void {
     where,
     found.map((path) => ({ path, message: 'must not contain the NUL character (U+0000)' })),
   );
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const key in value) if (hasNul((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
 }
 
 function pathsWithNul(value: unknown, path: string[]): string[] {

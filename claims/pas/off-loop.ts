@@ -35,8 +35,3 @@ const THREAD_ANSWER_WITHIN_MS = 60_000;
 export function checkPasRequestOffLoop(body: unknown, operation: PasOperation): Promise<PasCheck> {
   return threads().run({ body, operation }, { signal: AbortSignal.timeout(THREAD_ANSWER_WITHIN_MS) });
 }
-
-/** Starts a thread and loads its validator, so the first request does not wait for it (the benchmark, a warm start). */
-export async function warmPasChecks(): Promise<void> {
-  await checkPasRequestOffLoop({}, 'submit');
-}

@@ -146,5 +146,5 @@ describe('PAS decisions notified through Subscriptions (the flow a partner sees)
     expect(actions(claimResponseOf(final.body))).toEqual(['A1']);
     expect(claimResponseOf(final.body).preAuthRef).toBe(notified.preAuthRef);
     expect(fhirErrors(final.body)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

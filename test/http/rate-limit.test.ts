@@ -47,6 +47,9 @@ describe('the per-key rate limit across two processes', () => {
       const response = await call(servers[i % 2]!.url, '/', { headers });
       if (response.status === 200) admitted += 1;
       else expect(response.status).toBe(429);
+      // The IETF draft-8 headers on every answer: what is left of the budget, and the policy.
+      expect(response.headers.get('ratelimit')).toMatch(/^"40-in-1min"; r=\d+; t=\d+$/);
+      expect(response.headers.get('ratelimit-policy')).toMatch(/^"40-in-1min"; q=40; w=60; pk=:[A-Za-z0-9+/=]+:$/);
     }
     expect(admitted).toBeGreaterThanOrEqual(LIMIT);
     expect(admitted).toBeLessThanOrEqual(LIMIT + LIMIT / 8);
@@ -54,6 +57,7 @@ describe('the per-key rate limit across two processes', () => {
       const refused = await call(server.url, '/', { headers });
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('ratelimit')).toMatch(/^"40-in-1min"; r=0; t=\d+$/);
     }
   });
 });

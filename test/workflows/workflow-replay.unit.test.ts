@@ -6,8 +6,8 @@ import { installQuietRuntime } from '../../runtime/worker';
 import { WORKFLOWS_PATH } from '../../runtime/workflow-bundle';
 
 /**
- * Deliveries already running keep working when the delivery workflow changes: a history recorded by
- * an earlier version replays against today's code without a nondeterminism error. Histories are kept
+ * Runs already going keep working when their workflow changes: a history recorded by an earlier
+ * version replays against today's code without a nondeterminism error. Histories are kept
  * as binary protobuf (History.encode of WorkflowHandle.fetchHistory()): the SDK's JSON reader fails in
  * this install, whose @temporalio/common and @temporalio/proto each carry their own protobufjs.
  * A replay needs the workflow code only, no Temporal server: the test bundles it itself.
@@ -69,5 +69,16 @@ describe('delivery workflow versions', () => {
     expect(markers).toEqual(['core_patch', 'core_patch']);
     expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-attempt-records-success')).resolves.toBeUndefined();
+  });
+});
+
+describe('prior-authorization workflow versions', () => {
+  it('replays an authorization whose first assessment was an activity through the server (patch assess-locally)', async () => {
+    const recorded = history('prior-auth-assessed-by-activity');
+    const scheduled = recorded.events.find((event) => event.activityTaskScheduledEventAttributes)!.activityTaskScheduledEventAttributes!;
+    expect(scheduled.activityType!.name).toBe('assessAuthorization');
+    // Recorded by $submit with an immediate approval: the first answer went out, the run waits for updates.
+    expect(recorded.events.map((event) => event.eventType)).toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'prior-auth-assessed-by-activity')).resolves.toBeUndefined();
   });
 });
