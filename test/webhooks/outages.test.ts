@@ -154,9 +154,18 @@ describe('a database outage', () => {
       // Slow Temporal answers widen the window between reserving the delivery and its workflow starting.
       temporal.setLatency(300);
       const pending = send(tenant.key, key);
-      await waitUntil(async () => ((await direct`select reservation from idempotency_keys where key = ${key}`)[0]?.reservation ? true : undefined), {
-        what: 'the request reserving its delivery with the key',
-      });
+      // The request has reserved its delivery and staged its envelope (the last database step before the
+      // start; the delivery row once its workflow took the envelope): the cut falls while the start is under way.
+      await waitUntil(
+        async () => {
+          const [reserved] = await direct`select reservation from idempotency_keys where key = ${key}`;
+          const [staged] = await direct`
+            select (select count(*) from staged_envelopes where organization_id = ${tenant.organizationId})
+                 + (select count(*) from deliveries where organization_id = ${tenant.organizationId}) as rows`;
+          return reserved?.reservation && Number(staged!.rows) > 0 ? true : undefined;
+        },
+        { what: 'the request reserving its delivery with the key and staging its envelope' },
+      );
       await database.cut();
       const first = await pending;
       temporal.setLatency(0);
