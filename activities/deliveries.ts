@@ -21,12 +21,11 @@ import {
   resolveUnknownAttempt,
 } from '../webhooks/delivery-records';
 import { exhaustedReport } from '../webhooks/exhausted-report';
-import { createOrganizationSlots } from '../webhooks/fair-share';
+import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
 import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 import { exchangeWithReceiver } from '../webhooks/receiver-exchange';
 import { type ResolveHost, resolveWithSystem } from '../webhooks/targets';
 import type { AttemptTrigger, DeliveryStatusValue } from '../webhooks/vocabulary';
-import type { AsyncCompletions } from './async-completion';
 
 export interface DeliveryActivityDependencies {
   db: Database;
@@ -36,15 +35,7 @@ export interface DeliveryActivityDependencies {
   resolveHost?: ResolveHost;
   /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, webhooks/fair-share.ts). */
   slotsPerOrganization?: number;
-  /**
-   * How an attempt waits for its organization's slot without holding one of the worker's (the worker
-   * process composes it, runtime/worker.ts); without it (activities called directly, in tests) it waits in place.
-   */
-  asyncCompletions?: AsyncCompletions;
 }
-
-type AttemptInput = { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger; newDelivery?: CarriedDelivery };
-type Prepared = { context: Awaited<ReturnType<typeof attemptContext>> } | { answer: AttemptResult };
 
 /** How often an attempt tells Temporal its worker is alive; its heartbeat timeout (workflows/delivery) is a few of these. */
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -61,16 +52,25 @@ export function createDeliveryActivities({
   timeoutMs,
   resolveHost = resolveWithSystem,
   slotsPerOrganization = DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION,
-  asyncCompletions,
 }: DeliveryActivityDependencies) {
   const slots = createOrganizationSlots(slotsPerOrganization);
+  /** Put off, not failed: Temporal retries the attempt once a slot may be free; nothing is recorded or sent. */
+  const organizationBusy = (organizationId: string) =>
+    ApplicationFailure.create({
+      type: ORGANIZATION_BUSY,
+      message: `Organization ${organizationId} already has ${slotsPerOrganization} deliveries in flight on this worker; this attempt waits for one of them.`,
+      nextRetryDelay: busyRetryDelayMs(Context.current().info.attempt),
+    });
 
   /**
    * A step before the POST that fails for good (not an outage): the attempt is recorded as failed with
    * the reason, nothing is sent, and the delivery ends. Thrown to the workflow, which ends it, when
    * even that record cannot be made (the delivery's row itself could not be written).
    */
-  async function refuseAttempt(input: AttemptInput, error: unknown): Promise<AttemptResult> {
+  async function refuseAttempt(
+    input: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger },
+    error: unknown,
+  ): Promise<AttemptResult> {
     const reason = `This attempt was not sent: the delivery could not be prepared (${databaseReason(error)}). The delivery is stopped.`;
     try {
       await recordRefusedAttempt(db, input, reason);
@@ -81,49 +81,6 @@ export function createDeliveryActivities({
     return { outcome: 'failed', responseStatus: null, retryAfterMs: null, final: true };
   }
 
-  /**
-   * What an attempt needs, read before it takes its organization's slot (the first attempt of a new
-   * delivery records the delivery first, once, whoever comes first: see recordNewDelivery); or its
-   * answer, when the attempt is recorded already or cannot be prepared.
-   */
-  async function prepare(input: AttemptInput): Promise<Prepared> {
-    try {
-      if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
-      const context = await attemptContext(db, input.deliveryId, input.attemptNumber);
-      if (context.recorded?.outcome === 'sending') return { answer: await resolveUnknownAttempt(db, context.recorded.id) };
-      if (context.recorded) return { answer: asResult(context.recorded) };
-      return { context };
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error;
-      return { answer: await refuseAttempt(input, error) };
-    }
-  }
-
-  /** The attempt itself, in one of its organization's slots: its intent recorded, the POST, its outcome recorded. */
-  async function send(input: AttemptInput, context: Awaited<ReturnType<typeof attemptContext>>): Promise<AttemptResult> {
-    const startedAt = new Date();
-    let chaos: ChaosEffect | null = null;
-    let attemptId: string;
-    try {
-      chaos = pickChaos(context.reliabilityProfile, input.attemptNumber);
-      const intent = await recordAttemptIntent(db, { ...input, startedAt, target: context.target, chaos: chaos?.mode ?? null });
-      if (!intent) {
-        const again = await attemptContext(db, input.deliveryId, input.attemptNumber);
-        return again.recorded?.outcome === 'sending' ? resolveUnknownAttempt(db, again.recorded.id) : asResult(again.recorded!);
-      }
-      attemptId = intent;
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error;
-      return refuseAttempt(input, error);
-    }
-    const exchange = await exchangeWithReceiver(context.target, input.deliveryId, context.envelopeBody, chaos, {
-      allowPrivateTargets,
-      timeoutMs,
-      resolveHost,
-    });
-    return recordAttemptOutcome(db, attemptId, { ...exchange, durationMs: Date.now() - startedAt.getTime() });
-  }
-
   return {
     /**
      * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own. The
@@ -132,30 +89,47 @@ export function createDeliveryActivities({
      * instead of sending again, and one retried after the record answers from it. The first attempt
      * of a new delivery records the delivery first (once, whoever comes first: see recordNewDelivery).
      * It heartbeats, so an attempt whose worker died is retried within seconds, not at its timeout.
-     * It runs in one of its organization's slots on this worker; when they are all taken it waits its
-     * turn, never failed for it and without holding a worker slot meanwhile.
      */
-    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+    async attemptDelivery(input: {
+      deliveryId: string;
+      attemptNumber: number;
+      trigger: AttemptTrigger;
+      newDelivery?: CarriedDelivery;
+    }): Promise<AttemptResult> {
+      // The organization whose slot this attempt holds, given back however the attempt ends.
+      let slotHeldFor: string | null = null;
       return whileHeartbeating(async () => {
-        const prepared = await prepare(input);
-        if ('answer' in prepared) return prepared.answer;
-        const { organizationId } = prepared.context;
-        if (slots.isFree(organizationId) || !asyncCompletions || !inActivity()) {
-          return slots.run(organizationId, () => send(input, prepared.context));
+        let prepared: Awaited<ReturnType<typeof attemptContext>>;
+        let attemptId: string;
+        const startedAt = new Date();
+        let chaos: ChaosEffect | null = null;
+        try {
+          if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
+          prepared = await attemptContext(db, input.deliveryId, input.attemptNumber);
+          if (prepared.recorded?.outcome === 'sending') return resolveUnknownAttempt(db, prepared.recorded.id);
+          if (prepared.recorded) return asResult(prepared.recorded);
+          if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
+          slotHeldFor = prepared.organizationId;
+          chaos = pickChaos(prepared.reliabilityProfile, input.attemptNumber);
+          const intent = await recordAttemptIntent(db, { ...input, startedAt, target: prepared.target, chaos: chaos?.mode ?? null });
+          if (!intent) {
+            const again = await attemptContext(db, input.deliveryId, input.attemptNumber);
+            return again.recorded?.outcome === 'sending' ? resolveUnknownAttempt(db, again.recorded.id) : asResult(again.recorded!);
+          }
+          attemptId = intent;
+        } catch (error) {
+          if (isDatabaseUnavailable(error) || (error instanceof ApplicationFailure && error.type === ORGANIZATION_BUSY)) throw error;
+          return refuseAttempt(input, error);
         }
-        // The organization holds all its slots here: the attempt waits its turn outside the worker's
-        // activity slot, so waiting attempts never crowd out other organizations' (fair-share.ts). Once
-        // it has a slot it reads its target again: one fixed meanwhile takes effect.
-        return asyncCompletions.completeLater((signal) =>
-          slots.run(
-            organizationId,
-            async () => {
-              const again = await prepare({ ...input, newDelivery: undefined });
-              return 'answer' in again ? again.answer : send(input, again.context);
-            },
-            signal,
-          ),
-        );
+
+        const exchange = await exchangeWithReceiver(prepared.target, input.deliveryId, prepared.envelopeBody, chaos, {
+          allowPrivateTargets,
+          timeoutMs,
+          resolveHost,
+        });
+        return recordAttemptOutcome(db, attemptId, { ...exchange, durationMs: Date.now() - startedAt.getTime() });
+      }).finally(() => {
+        if (slotHeldFor) slots.release(slotHeldFor);
       });
     },
 
@@ -218,20 +192,14 @@ export function createDeliveryActivities({
   };
 }
 
-/** Whether this runs as an activity (tests call activities directly too). */
-function inActivity(): boolean {
-  try {
-    Context.current();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Runs `work` heartbeating every HEARTBEAT_EVERY_MS when it runs as an activity. */
+/** Runs `work` heartbeating every HEARTBEAT_EVERY_MS when it runs as an activity (tests call activities directly too). */
 async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
-  if (!inActivity()) return work();
-  const context = Context.current();
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
   // No heartbeat at the start: the SDK sends the first one to the server at once, a round trip and
   // a billed Temporal action on every attempt, while most attempts end well within the first interval.
   const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);

@@ -6,7 +6,6 @@ import { countOrganizations } from '../platform/organizations';
 import { smartUrls } from '../smart/endpoints';
 import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
-import type { AsyncCompletions } from './async-completion';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
 import { createPriorAuthActivities } from './prior-auth';
@@ -20,8 +19,6 @@ export interface ActivityDependencies {
   webhookTimeoutMs: number;
   /** DELIVERY_SLOTS_PER_ORGANIZATION: attempts of one organization at once in this worker. */
   deliverySlotsPerOrganization?: number;
-  /** How a delivery attempt waits for its organization's slot outside the worker's (activities/async-completion.ts); in place when absent. */
-  asyncCompletions?: AsyncCompletions;
   /** The DNS lookup webhook targets are checked and pinned with; the system resolver when absent. */
   resolveHost?: ResolveHost;
   /** Where housekeeping activities report what they did (the retention counts). */
@@ -43,7 +40,6 @@ export function createActivities({
   allowPrivateTargets,
   webhookTimeoutMs,
   deliverySlotsPerOrganization,
-  asyncCompletions,
   resolveHost,
   logger,
   fhirStore = loadFhirStore(),
@@ -56,7 +52,6 @@ export function createActivities({
       allowPrivateTargets,
       timeoutMs: webhookTimeoutMs,
       resolveHost,
-      asyncCompletions,
       ...(deliverySlotsPerOrganization ? { slotsPerOrganization: deliverySlotsPerOrganization } : {}),
     }),
     ...createRetentionActivities({ db, logger }),

@@ -17,7 +17,6 @@ import {
   type WorkflowIdReusePolicy,
 } from '@temporalio/common';
 import { DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
-import { organizationFairness } from './fairness';
 import { WORKFLOW_REFUSAL } from './workflow-refusal';
 
 /**
@@ -54,8 +53,6 @@ export class WorkflowEngineUnavailableError extends Error {
 export interface StartOptions<W extends Workflow> {
   workflowId: string;
   args: Parameters<W>;
-  /** Whose work the run is: its fairness key (platform/fairness.ts). */
-  organizationId: string;
   searchAttributes: SearchAttributePair[];
   /** A one-line summary the Web UI shows for the run. */
   summary?: string;
@@ -85,7 +82,6 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
         taskQueue,
         args: options.args,
         typedSearchAttributes: options.searchAttributes,
-        priority: organizationFairness(options.organizationId),
         ...(options.summary ? { staticSummary: options.summary } : {}),
         ...extra,
         // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
@@ -169,7 +165,6 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: start.args,
         typedSearchAttributes: start.searchAttributes,
-        priority: organizationFairness(start.organizationId),
       } as unknown as ConstructorParameters<typeof WithStartWorkflowOperation<W>>[1]);
       try {
         const execute = client.workflow.executeUpdateWithStart as (

@@ -67,11 +67,6 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     // costs little (docs/benchmarks.md: a no-op workflow 100 → 39 ms).
     '--dynamic-config-value',
     `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_READS_PER_SECOND}`,
-    // Task queue fairness (off by default; implies the priority matcher): a backlog is dispatched
-    // round robin across the fairness keys its tasks carry, the organization's (docs/api/fair-sharing.md),
-    // so one organization's burst does not hold back another's work.
-    '--dynamic-config-value',
-    'matching.enableFairness=true',
   ];
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));

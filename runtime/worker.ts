@@ -1,10 +1,8 @@
 import { inspect } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
-import { AsyncCompletionClient } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
-import { createAsyncCompletions } from '../activities/async-completion';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import { scrubText, serializeError } from '../platform/logger';
@@ -62,8 +60,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   boundHeapGrowth(options.config.WORKER_HEAP_GROWING_PERCENT);
   const connection = await NativeConnection.connect({ address: options.address });
   const { config } = options;
-  // Delivery attempts waiting for their organization's slot complete through the worker's own connection.
-  const asyncCompletions = createAsyncCompletions(new AsyncCompletionClient({ connection, namespace: config.TEMPORAL_NAMESPACE }));
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -73,7 +69,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       deliverySlotsPerOrganization: config.DELIVERY_SLOTS_PER_ORGANIZATION,
-      asyncCompletions,
       resolveHost: options.resolveHost,
       logger: options.logger,
       publicBaseUrl: config.PUBLIC_BASE_URL,
@@ -88,10 +83,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
     stickyQueueScheduleToStartTimeout: '3 seconds',
   });
-  const done = worker
-    .run()
-    .finally(() => asyncCompletions.close())
-    .finally(() => connection.close());
+  const done = worker.run().finally(() => connection.close());
   return {
     worker,
     done,

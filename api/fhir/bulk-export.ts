@@ -115,7 +115,6 @@ export function bulkExportRouter({
         await workflows.startOnce(exportWorkflow, {
           workflowId: exportWorkflowId(exportId),
           args: [{ exportId, organizationId, fileLifetimeHours: config.BULK_EXPORT_FILE_HOURS }],
-          organizationId,
           searchAttributes: exportSearchAttributes(organizationId),
           summary: `${level} export of ${request.types.length} type(s)`,
         });

@@ -115,7 +115,6 @@ export function priorAuthorizationRouter({
       workflow: priorAuthWorkflow,
       workflowId: authorization.workflowId,
       args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace, retryScheduleMs }],
-      organizationId,
       searchAttributes: priorAuthSearchAttributes(organizationId, claimKey),
     });
     return sendFhir(res, 200, (await findAuthorization(db, organizationId, claimKey))!.response as Bundle);

@@ -85,7 +85,6 @@ export function subscriptionRouter({
             retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
           },
         ],
-        organizationId,
         searchAttributes: subscriptionSearchAttributes(organizationId),
         summary: `Subscription ${row.id}`,
       });

@@ -212,7 +212,6 @@ export function aggregatorRoutes({
                   webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
                 },
               ],
-              organizationId: auth.organizationId,
               searchAttributes: aggregatorSearchAttributes(auth.organizationId),
             });
           },

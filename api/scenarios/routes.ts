@@ -212,7 +212,6 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
                   newRun: run,
                 },
               ],
-              organizationId: run.organizationId,
               searchAttributes: scenarioSearchAttributes(run),
               summary: `${scenario.name}: ${run.patientId}${plan.outcome ? `, ${plan.outcome}` : ''} (${paceText})`,
             }),

@@ -119,8 +119,7 @@ export function serverConfig(options: ServerConfigOptions): string {
 
 /**
  * The same server settings as the dev server `npm start` runs (runtime/temporal.ts), so the two
- * topologies are compared on equal terms, plus search attributes usable as soon as they are added
- * and a backlog written before fairness was switched on drained (a cluster keeps its queues).
+ * topologies are compared on equal terms, plus search attributes usable as soon as they are added.
  */
 export function dynamicConfig(): string {
   const value = (setting: unknown) => [{ value: setting, constraints: {} }];
@@ -129,9 +128,6 @@ export function dynamicConfig(): string {
       'system.enableActivityEagerExecution': value(true),
       'history.transferProcessorMaxPollRPS': value(TRANSFER_QUEUE_READS_PER_SECOND),
       'system.forceSearchAttributesCacheRefreshOnRead': value(true),
-      'matching.enableFairness': value(true),
-      // A queue whose backlog was written before fairness was switched on drains it rather than stranding it.
-      'matching.enableMigration': value(true),
     },
     null,
     2,

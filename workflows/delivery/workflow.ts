@@ -12,7 +12,6 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SandboxActivities } from '../../activities';
-import { organizationFairness } from '../../platform/fairness';
 import { refuse } from '../../platform/workflow-refusal';
 import type { CarriedDelivery } from '../../webhooks/claim-check';
 import { type AttemptTrigger, type DeliveryStatusValue, isTerminal } from '../../webhooks/vocabulary';
@@ -37,10 +36,8 @@ const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
 const CANCEL_DURING_ATTEMPT = 'cancel-during-attempt';
 
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
-  // 15 s receiver timeout plus a slow-chaos delay and the database writes around it, after a wait for
-  // one of its organization's slots on the worker behind that organization's other attempts
-  // (webhooks/fair-share.ts); a worker that died is noticed by the heartbeat, not by this.
-  startToCloseTimeout: '10 minutes',
+  // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
+  startToCloseTimeout: '2 minutes',
   // The attempt heartbeats every second: one whose worker died is retried within seconds (it then
   // finds its recorded intent and resolves it as `unknown` rather than sending again).
   heartbeatTimeout: '5 seconds',
@@ -193,7 +190,6 @@ export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: n
     args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery }],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
-    priority: organizationFairness(delivery.organizationId),
     ...(summary === undefined ? {} : { staticSummary: summary }),
   });
 }
