@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { readClaimResponseFocus } from '../claims/pas/authorization-records';
+import { createPriorAuthSteps } from '../claims/pas/steps';
 import { type FhirStore, loadFhirStore } from '../fixtures/store';
 import type { Database } from '../platform/database';
 import { countOrganizations } from '../platform/organizations';
@@ -8,7 +9,6 @@ import type { ResolveHost } from '../webhooks/targets';
 import { createAggregatorActivities } from './aggregator';
 import { createDeliveryActivities } from './deliveries';
 import { createExportActivities } from './exports';
-import { createPriorAuthActivities } from './prior-auth';
 import { createRetentionActivities } from './retention';
 import { createScenarioActivities } from './scenarios';
 import { createSubscriptionActivities, type FocusReader } from './subscriptions';
@@ -58,7 +58,8 @@ export function createActivities({
     ...createAggregatorActivities({ db, fhirStore }),
     ...createScenarioActivities({ db, fhirStore }),
     ...createExportActivities({ db, fhirStore }),
-    ...createPriorAuthActivities({ db }),
+    // The prior-authorization steps; the `$submit` route runs the first of them too (claims/pas/steps.ts).
+    ...createPriorAuthSteps(db),
     ...createSubscriptionActivities({ db, fhirBase: smartUrls(publicBaseUrl).fhirBase, readFocus }),
 
     /** Proves a workflow can reach the database through the worker. */

@@ -25,9 +25,9 @@ import { call, type TestService } from '../test/support/service';
  * check in place is timed too, for what the thread saves). Goals: p99 under 150 ms, no event-loop
  * block over 100 ms. Everything runs here: a fresh Temporal dev server and Postgres database.
  *
- * BENCH_SUBMISSIONS (60), BENCH_CONCURRENCY (4), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
+ * BENCH_SUBMISSIONS (200), BENCH_CONCURRENCY (4), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
  */
-const submissions = Number(process.env.BENCH_SUBMISSIONS ?? 60);
+const submissions = Number(process.env.BENCH_SUBMISSIONS ?? 200);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const logger = createLogger('warn', { pretty: false });

@@ -14,6 +14,7 @@ import {
   type UpdateDefinition,
   type Workflow,
   WorkflowExecutionAlreadyStartedError,
+  type WorkflowIdConflictPolicy,
   type WorkflowIdReusePolicy,
 } from '@temporalio/common';
 import { DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
@@ -75,7 +76,11 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
   const withDeadline = <T>(call: () => Promise<T>) => client.withDeadline(Date.now() + callTimeoutMs, call);
 
-  function startRequest<W extends Workflow>(workflow: W, options: StartOptions<W>, extra: { workflowIdReusePolicy?: WorkflowIdReusePolicy } = {}) {
+  function startRequest<W extends Workflow>(
+    workflow: W,
+    options: StartOptions<W>,
+    extra: { workflowIdReusePolicy?: WorkflowIdReusePolicy; workflowIdConflictPolicy?: WorkflowIdConflictPolicy } = {},
+  ) {
     return withDeadline(() =>
       client.workflow.start(workflow, {
         workflowId: options.workflowId,
@@ -112,6 +117,15 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
         return { started: true };
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
+        throw startFailure(error);
+      }
+    },
+
+    /** Starts the workflow unless a run with this id is open: then that run goes on (a closed one is started anew). */
+    async startOrJoin<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<void> {
+      try {
+        await startRequest(workflow, options, { workflowIdConflictPolicy: 'USE_EXISTING' });
+      } catch (error) {
         throw startFailure(error);
       }
     },

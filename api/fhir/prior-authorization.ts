@@ -12,6 +12,7 @@ import { type AuthorizationState, chooseOutcome, OUTCOME_HEADER, payerFor } from
 import { checkPasRequestOffLoop } from '../../claims/pas/off-loop';
 import { identifierKey, type PasCheck, type PasIssue, type PasOperation } from '../../claims/pas/request';
 import { inquiryAnswer } from '../../claims/pas/response';
+import { createPriorAuthSteps } from '../../claims/pas/steps';
 import { PRIOR_AUTH_OUTCOMES, type PriorAuthOutcome } from '../../claims/pas/vocabulary';
 import { FhirError } from '../../fhir/operation-outcome';
 import type { Database } from '../../platform/database';
@@ -21,7 +22,7 @@ import { WorkflowClosedError, type WorkflowGateway, WorkflowRefusedError } from 
 import { guardJson } from '../../privacy/fhir';
 import { SMART_PATHS } from '../../smart/endpoints';
 import { permission } from '../../smart/scopes';
-import { claimUpdateUpdate, firstAnswerUpdate, priorAuthSearchAttributes } from '../../workflows/prior-auth/contract';
+import { claimUpdateUpdate, priorAuthSearchAttributes } from '../../workflows/prior-auth/contract';
 import { priorAuthWorkflow } from '../../workflows/prior-auth/workflow';
 import { toJson } from '../http/json';
 import { privacyWarnings } from '../http/privacy';
@@ -31,8 +32,8 @@ export const PAS_OPERATION_PATHS = { submit: '/Claim/$submit', inquire: '/Claim/
 
 /**
  * Da Vinci PAS 2.2.1 (docs/api/prior-authorization.md): `Claim/$submit` checks the request against
- * the PAS request profiles on a worker thread, records it, and answers with the PAS response Bundle
- * once its workflow (one per organization and Claim identifier) has assessed it; a claim update
+ * the PAS request profiles on a worker thread, records it, starts its workflow (one per organization
+ * and Claim identifier) and answers with the PAS response Bundle of its first assessment; a claim update
  * (a Claim with `related`) is an Update on that workflow. `Claim/$inquire` answers the current
  * state. Both need a system-level SMART token with `system/Claim.c` (or wider) of the organization;
  * another organization's authorizations are never found.
@@ -51,6 +52,7 @@ export function priorAuthorizationRouter({
 }): Router {
   const router = express.Router();
   const base = SMART_PATHS.fhirBase;
+  const steps = createPriorAuthSteps(db);
 
   router.post(`${base}${PAS_OPERATION_PATHS.submit}`, withToken, claimCreateScope, async (req, res) => {
     const organizationId = res.locals.grant!.organizationId;
@@ -110,13 +112,16 @@ export function priorAuthorizationRouter({
       },
       { id: newId('pas'), request, summary },
     );
-    // With the start, or to the run already going (a resubmission of the same Claim, a retry): it answers once assessed.
-    await workflows.updateWithStart(firstAnswerUpdate, {
-      workflow: priorAuthWorkflow,
+    // The run is started (or the one already going joined: a resubmission of the same Claim, a retry)
+    // before the answer, so every answered submission has its workflow. The first answer is then
+    // assessed here rather than waited for from the run: the run's own first step finds it stored
+    // (whichever of the two comes first stores it), and the partner waits one round trip less.
+    await workflows.startOrJoin(priorAuthWorkflow, {
       workflowId: authorization.workflowId,
       args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace, retryScheduleMs }],
       searchAttributes: priorAuthSearchAttributes(organizationId, claimKey),
     });
+    await steps.assessAuthorization({ authorizationId: authorization.id, pace: settings.pace });
     return sendFhir(res, 200, (await findAuthorization(db, organizationId, claimKey))!.response as Bundle);
   });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Bundle, ClaimResponse } from 'fhir/r4';
 import {
   type PriorAuthorization,
@@ -127,22 +127,32 @@ export async function latestSubmission(db: Database, authorizationId: string): P
   return (applied.at(-1) ?? rows[0])!;
 }
 
-/** Stores an answer: the decision, the items' state, the response Bundle; marks the submission it answers as applied. */
+/**
+ * Stores an answer: the decision, the items' state, the response Bundle; marks the submission it answers
+ * as applied. A first answer (`first`) is stored only while the authorization has none: the `$submit`
+ * route and the workflow's first step may both assess it, and the one that comes second must answer
+ * what the first stored. Answers whether it stored.
+ */
 export async function recordAnswer(
   db: Database,
   authorizationId: string,
   answer: { decision: AuthorizationDecision; state: unknown; response: Bundle; dueAt: Date | null },
   submissionId: string,
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx
+  { first = false }: { first?: boolean } = {},
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const unanswered = first ? isNull(priorAuthorizations.state) : undefined;
+    const stored = await tx
       .update(priorAuthorizations)
       .set({ decision: answer.decision, state: answer.state, response: answer.response, dueAt: answer.dueAt, updatedAt: new Date() })
-      .where(eq(priorAuthorizations.id, authorizationId));
+      .where(and(eq(priorAuthorizations.id, authorizationId), unanswered))
+      .returning({ id: priorAuthorizations.id });
+    if (stored.length === 0) return false;
     await tx
       .update(priorAuthSubmissions)
       .set({ appliedAt: sql`coalesce(${priorAuthSubmissions.appliedAt}, now())` })
       .where(eq(priorAuthSubmissions.id, submissionId));
+    return true;
   });
 }
 

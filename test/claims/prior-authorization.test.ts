@@ -1,6 +1,8 @@
 import type { Bundle, ClaimResponse, OperationOutcome } from 'fhir/r4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAuthorization } from '../../claims/pas/authorization-records';
 import { reviewActionOf } from '../../claims/prior-authorization';
+import { firstAnswerUpdate } from '../../workflows/prior-auth/contract';
 import { systemToken } from '../support/backend-services';
 import { fhirErrors, pasExamples } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
@@ -86,6 +88,22 @@ describe('Da Vinci PAS Claim/$submit and Claim/$inquire', () => {
     for (const answer of [approved, denied, modified, error]) expect(fhirErrors(answer.body)).toEqual([]);
     const refused = await post('$submit', request(), { 'x-sandbox-prior-auth-outcome': 'maybe' });
     expect(refused.status).toBe(400);
+  });
+
+  it('answers each $submit with the one first answer its workflow keeps, whether the route or the run assessed first', async () => {
+    const { post } = await tenant();
+    for (let round = 0; round < 8; round += 1) {
+      const answer = await post('$submit', request(), { 'x-sandbox-prior-auth-outcome': 'approved' });
+      expect(answer.status).toBe(200);
+      const authorization = await readAuthorization(service.database.db, claimResponseOf(answer.body).id!.replace('-', '_'));
+      // The run's own first step, waited for: the handler answers once it is done.
+      const status = await service.temporal.workflow.getHandle(authorization.workflowId).executeUpdate(firstAnswerUpdate);
+      expect(status.decision).toBe('certified');
+      // What a later notification carries is what the partner was answered, not a second assessment's.
+      const stored = (await readAuthorization(service.database.db, authorization.id)).response as Bundle;
+      expect(stored.identifier).toEqual(answer.body.identifier);
+      expect(claimResponseOf(stored).created).toBe(claimResponseOf(answer.body).created);
+    }
   });
 
   it('pends (A4, a contained CommunicationRequest), decides when advanced, and $inquire shows the pend then the final decision', async () => {

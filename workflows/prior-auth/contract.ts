@@ -29,7 +29,10 @@ export interface PriorAuthStatus {
 }
 
 export const priorAuthStatusQuery = defineQuery<PriorAuthStatus>('priorAuthStatus');
-/** Answers once the first request is assessed (the `$submit` answer); sent with the start, or to a run already going. */
+/**
+ * Answers once the run's own first step has assessed the request (what a caller waits on to know it).
+ * `$submit` sent it with the start until the route assessed the first answer itself: runs begun then replay it.
+ */
 export const firstAnswerUpdate = defineUpdate<PriorAuthStatus>('firstAnswer');
 /** Applies a claim update (a stored submission); answers with the new status. Refused once the authorization is closed. */
 export const claimUpdateUpdate = defineUpdate<PriorAuthStatus, [{ submissionId: string }]>('applyClaimUpdate');

@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Bundle, Claim } from 'fhir/r4';
-import { latestSubmission, readAuthorization, readSubmission, recordAnswer, recordClosed } from '../claims/pas/authorization-records';
-import {
-  type AuthorizationState,
-  applyUpdate,
-  assess,
-  decidePended,
-  type PriorAuthPace,
-  reviewWaitMs,
-  turnaroundHours,
-} from '../claims/pas/decision';
-import type { PasRequestSummary } from '../claims/pas/request';
-import { submitAnswer } from '../claims/pas/response';
-import type { AuthorizationDecision } from '../claims/pas/vocabulary';
-import { findPayerRules } from '../claims/payer-rules';
-import type { Database } from '../platform/database';
+import type { Database } from '../../platform/database';
+import { findPayerRules } from '../payer-rules';
+import { latestSubmission, readAuthorization, readSubmission, recordAnswer, recordClosed } from './authorization-records';
+import { type AuthorizationState, applyUpdate, assess, decidePended, type PriorAuthPace, reviewWaitMs, turnaroundHours } from './decision';
+import type { PasRequestSummary } from './request';
+import { submitAnswer } from './response';
+import type { AuthorizationDecision } from './vocabulary';
 
 export interface PriorAuthStep {
   authorizationId: string;
@@ -28,11 +20,12 @@ export interface PriorAuthAnswer {
 }
 
 /**
- * The prior-authorization workflow's steps (workflows/prior-auth/): each reads the authorization and
- * its request from the tables, decides (claims/pas/decision.ts), and stores the state and the PAS
- * response Bundle. A step retried after it stored its answer finds it stored and answers the same.
+ * The prior-authorization steps, run as the workflow's activities (workflows/prior-auth/) and, for
+ * the first answer, by the `$submit` route too: each reads the authorization and its request from the
+ * tables, decides (claims/pas/decision.ts), and stores the state and the PAS response Bundle. A step
+ * retried after it stored its answer finds it stored and answers the same.
  */
-export function createPriorAuthActivities({ db }: { db: Database }) {
+export function createPriorAuthSteps(db: Database) {
   async function context(authorizationId: string) {
     const authorization = await readAuthorization(db, authorizationId);
     const rules = findPayerRules(authorization.payerId)!;
@@ -55,6 +48,7 @@ export function createPriorAuthActivities({ db }: { db: Database }) {
     submission: { id: string; request: unknown },
     expedited: boolean,
     rules: NonNullable<ReturnType<typeof findPayerRules>>,
+    first = false,
   ): Promise<PriorAuthAnswer> {
     const request = submission.request as Bundle;
     const waitMs = state.decision === 'pended' ? reviewWaitMs(turnaroundHours(rules, expedited), step.pace) : null;
@@ -66,17 +60,19 @@ export function createPriorAuthActivities({ db }: { db: Database }) {
       decidedAt: new Date().toISOString(),
       answerId: randomUUID(),
     });
-    await recordAnswer(
+    const stored = await recordAnswer(
       db,
       step.authorizationId,
       { decision: state.decision, state, response, dueAt: waitMs === null ? null : new Date(Date.now() + waitMs) },
       submission.id,
+      { first },
     );
-    return { decision: state.decision, waitMs };
+    // A first answer another caller stored meanwhile is the answer.
+    return stored ? { decision: state.decision, waitMs } : storedAnswer(await readAuthorization(db, step.authorizationId));
   }
 
   /** How long a pend still waits, answered from the stored record. */
-  function stored(authorization: { decision: AuthorizationDecision | null; dueAt: Date | null }): PriorAuthAnswer {
+  function storedAnswer(authorization: { decision: AuthorizationDecision | null; dueAt: Date | null }): PriorAuthAnswer {
     return { decision: authorization.decision!, waitMs: authorization.dueAt ? Math.max(1, authorization.dueAt.getTime() - Date.now()) : null };
   }
 
@@ -84,16 +80,16 @@ export function createPriorAuthActivities({ db }: { db: Database }) {
     /** The first answer: decided at once, pended, or an error. */
     async assessAuthorization(step: PriorAuthStep): Promise<PriorAuthAnswer> {
       const { authorization, rules, decisionContext } = await context(step.authorizationId);
-      if (authorization.state !== null) return stored(authorization);
+      if (authorization.state !== null) return storedAnswer(authorization);
       const submission = await latestSubmission(db, step.authorizationId);
       const state = assess(submission.summary as PasRequestSummary, decisionContext);
-      return store(step, state, submission, authorization.expedited, rules);
+      return store(step, state, submission, authorization.expedited, rules, true);
     },
 
     /** A pend's review time is up (or it was advanced): the payer decides the pended items. */
     async decidePendedAuthorization(step: PriorAuthStep): Promise<PriorAuthAnswer> {
       const { authorization, rules, decisionContext } = await context(step.authorizationId);
-      if (authorization.decision !== 'pended') return stored(authorization);
+      if (authorization.decision !== 'pended') return storedAnswer(authorization);
       const state = decidePended(authorization.state as AuthorizationState, decisionContext);
       return store(step, state, await latestSubmission(db, step.authorizationId), authorization.expedited, rules);
     },
@@ -102,7 +98,7 @@ export function createPriorAuthActivities({ db }: { db: Database }) {
     async applyClaimUpdate(step: PriorAuthStep & { submissionId: string }): Promise<PriorAuthAnswer> {
       const { authorization, rules, decisionContext } = await context(step.authorizationId);
       const submission = await readSubmission(db, step.authorizationId, step.submissionId);
-      if (submission.appliedAt !== null) return stored(authorization);
+      if (submission.appliedAt !== null) return storedAnswer(authorization);
       const state = applyUpdate(authorization.state as AuthorizationState, submission.summary as PasRequestSummary, {
         ...decisionContext,
         outcome: submission.requestedOutcome ?? decisionContext.outcome,
