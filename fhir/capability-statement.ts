@@ -34,12 +34,13 @@ const PAS_OPERATIONS = [
   {
     name: 'submit',
     definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-submit',
-    documentation: 'A PAS request Bundle in, a PAS response Bundle out; needs a system-level token with system/Claim.c',
+    documentation: 'A PAS request Bundle in, a PAS response Bundle out; needs a system- or user-level token with system/Claim.c or user/Claim.c',
   },
   {
     name: 'inquire',
     definition: 'http://hl7.org/fhir/us/davinci-pas/OperationDefinition/Claim-inquiry',
-    documentation: "A PAS inquiry Bundle in, the authorization's current state out; needs a system-level token with system/Claim.c",
+    documentation:
+      "A PAS inquiry Bundle in, the authorization's current state out; needs a system- or user-level token with system/Claim.c or user/Claim.c",
   },
 ];
 
@@ -53,7 +54,7 @@ export const SUBSCRIPTION_RESOURCE: CapabilityStatementRestResource = {
   profile: BACKPORT_PROFILES.subscription,
   supportedProfile: [PAS_SUBSCRIPTION_PROFILE],
   documentation:
-    'Topic-based subscriptions (R4 Subscriptions Backport 1.1.0) to the Da Vinci PAS topic: filter org-identifier=<identifier>, rest-hook channel with headers, payload empty, id-only or full-resource, heartbeats. The organization of a system-level token (system/Subscription.*) owns its subscriptions. See docs/api/fhir-subscriptions.md.',
+    'Topic-based subscriptions (R4 Subscriptions Backport 1.1.0) to the Da Vinci PAS topic: filter org-identifier=<identifier>, rest-hook channel with headers, payload empty, id-only or full-resource, heartbeats. The organization of a system- or user-level token (system/Subscription.*, user/Subscription.*) owns its subscriptions. See docs/api/fhir-subscriptions.md.',
   interaction: [{ code: 'create' }, { code: 'read' }, { code: 'delete' }, { code: 'search-type' }],
   versioning: 'no-version',
   readHistory: false,
@@ -154,7 +155,7 @@ export function capabilityStatement(options: {
             },
           ],
           description:
-            'Reads need a SMART access token. An app launch gets patient-level scopes (patient/<type>.rs or .read) and reads only its own patient. A backend services client (SMART Backend Services: client_credentials with a private_key_jwt assertion signed RS384 or ES384) gets system-level scopes (system/<type>.rs or .read) and reads every patient of the synthetic world. Bulk exports ($export) need system-level scopes. See /.well-known/smart-configuration.',
+            "Reads need a SMART access token. An app launch gets patient-level scopes (patient/<type>.rs or .read) and reads only its own patient; an app whose registration names user-level scopes (a provider's app acting as its user) gets them (user/<type>.rs or .read, user/Claim.c, user/Subscription.crds) and reads every patient of the synthetic world. A backend services client (SMART Backend Services: client_credentials with a private_key_jwt assertion signed RS384 or ES384) gets system-level scopes (system/<type>.rs or .read, system/Claim.c, system/Subscription.crds) and reads every patient of the synthetic world. Claim/$submit, Claim/$inquire and Subscription take system- or user-level tokens of the organization; bulk exports ($export) need system-level scopes. See /.well-known/smart-configuration.",
         },
         resource,
         operation: [BULK_EXPORT_OPERATIONS.system],

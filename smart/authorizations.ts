@@ -12,7 +12,7 @@ import type { SmartUrls } from './endpoints';
 import { consumeLaunch } from './launches';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { grantableScopes, needsPatientChoice, splitScope, systemScope, unevaluableFilters, withLaunchContext } from './scopes';
+import { grantableScopes, grantContext, needsPatientChoice, splitScope, systemScope, unevaluableFilters, withLaunchContext } from './scopes';
 import type { TokenResponse } from './token-response';
 
 /** What the authorization endpoint answers: an error page, a redirect to the client, or the patient picker. */
@@ -114,11 +114,12 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       canFilter: deps.canFilter,
       registered: client.scope,
       launchKind,
+      organizationTypes: ORGANIZATION_RESOURCE_PERMISSIONS,
     });
     if (scopes.length === 0) {
       return fail(
         'invalid_scope',
-        `None of the requested scopes (${excerpt(params.get('scope') || 'none')}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access.`,
+        `None of the requested scopes (${excerpt(params.get('scope') || 'none')}) can be granted. Ask for patient-level read scopes such as patient/*.rs, launch/patient, openid fhirUser, offline_access; or, for a client whose registered scope names them, user-level scopes such as user/Claim.c, user/Subscription.crds, user/*.rs.`,
       );
     }
     const request = {
@@ -138,7 +139,7 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
           'The launch parameter is unknown, expired, already used, or belongs to another client. Start a new launch with POST /v1/smart/launch.',
         );
       const granted = withLaunchContext(scopes, context);
-      const fhirUser = granted.includes('fhirUser') ? ehrUser(context.patientId) : null;
+      const fhirUser = granted.includes('fhirUser') ? practitionerUser(context.patientId) : null;
       return issueCode(client, { ...request, launchKind, scope: finalScope(granted, fhirUser), ...context, fhirUser });
     }
     if (needsPatientChoice(scopes)) {
@@ -153,7 +154,9 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
       });
       return { kind: 'patient_picker', requestId };
     }
-    return issueCode(client, { ...request, launchKind, scope: scopes.join(' '), patientId: null, encounterId: null, fhirUser: null });
+    // No patient to choose: a user-level grant, whose user (fhirUser) is a synthetic practitioner, or one without patient data.
+    const fhirUser = scopes.includes('fhirUser') ? practitionerUser(null) : null;
+    return issueCode(client, { ...request, launchKind, scope: finalScope(scopes, fhirUser), patientId: null, encounterId: null, fhirUser });
   }
 
   /** A standalone request waiting at the patient picker, while it is still valid. */
@@ -191,7 +194,9 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
     if (!fhirStore.read('Patient', choice.patientId))
       return errorPage('Unknown patient', `No synthetic patient ${excerpt(choice.patientId)} exists. Go back and choose one from the list.`);
     const granted = withLaunchContext(authorization.scope.split(' '), { patientId: choice.patientId, encounterId: null });
-    const fhirUser = granted.includes('fhirUser') ? `Patient/${choice.patientId}` : null;
+    // A patient-level grant's user is the patient chosen; a user-level one's, a practitioner of theirs.
+    const user = grantContext('app', granted) === 'user' ? practitionerUser(choice.patientId) : `Patient/${choice.patientId}`;
+    const fhirUser = granted.includes('fhirUser') ? user : null;
     const code = newOpaqueToken();
     const [updated] = await db
       .update(smartAuthorizations)
@@ -288,12 +293,13 @@ export function createAuthorizationFlow(deps: AuthorizationDeps) {
   }
 
   /**
-   * The user of an EHR launch: the patient's general practitioner when the world has one, else
-   * any synthetic practitioner; null when there is none (then fhirUser is not granted).
+   * The user of an EHR launch or of a user-level grant: the general practitioner of the patient in
+   * context when the world has one, else the world's first synthetic practitioner; null when there
+   * is none (then fhirUser is not granted).
    */
-  function ehrUser(patientId: string): string | null {
+  function practitionerUser(patientId: string | null): string | null {
     if (!fhirStore.supportedTypes.includes('Practitioner')) return null;
-    const patient = fhirStore.read('Patient', patientId) as Patient | undefined;
+    const patient = patientId === null ? undefined : (fhirStore.read('Patient', patientId) as Patient | undefined);
     const reference = patient?.generalPractitioner?.map((entry) => entry.reference).find((value) => value?.startsWith('Practitioner/'));
     if (reference && fhirStore.read('Practitioner', reference.slice('Practitioner/'.length))) return reference;
     const first = fhirStore.list('Practitioner')[0];

@@ -1,8 +1,9 @@
 /**
  * SMART App Launch scopes, v1 (`patient/Observation.read`) and v2 (`patient/Observation.rs`, with
- * an optional granular filter `?category=…`). This sandbox serves patient-level reads and searches:
- * what it cannot honour is left out of the grant, and the granted scope string says exactly what
- * the token allows.
+ * an optional granular filter `?category=…`). An app launch is granted patient-level reads and
+ * searches, or user-level ones (and the organization's own types: `user/Claim.c`,
+ * `user/Subscription.crds`) when its registration names them; what it cannot honour is left out of
+ * the grant, and the granted scope string says exactly what the token allows.
  */
 
 export type ScopeContext = 'patient' | 'user' | 'system';
@@ -87,15 +88,20 @@ export interface GrantOptions {
   resourceTypes: readonly string[];
   /** Whether a granular filter can be evaluated for the type (its parameters are searchable). */
   canFilter(resourceType: string, filter: [string, string][]): boolean;
-  /** The client's registered scope: nothing outside it is granted. Null: no limit. */
+  /** The client's registered scope: nothing outside it is granted. Null: no limit, except that user-level scopes are granted only where it names them. */
   registered: string | null;
   launchKind: 'ehr' | 'standalone';
+  /** Types an organization keeps its own resources of, with the permissions their interactions take. */
+  organizationTypes?: OrganizationTypes;
 }
 
 /**
  * What can be granted of a requested scope string, normalised: patient-level read and search
- * only (`.write`, `c`, `u`, `d` and user/system scopes are not served here), types this endpoint
- * serves, filters it can evaluate, and nothing beyond the client's registration. `launch/patient`
+ * (`.write`, `c`, `u`, `d` are not served on the synthetic world), types this endpoint serves,
+ * filters it can evaluate, and nothing beyond the client's registration. User-level scopes (a
+ * provider-side app acting as its user) are granted only when the registration names them, with the
+ * permissions served on the organization's own types; a grant is then user-level, and patient-level
+ * scopes asked alongside are left out (one grant, one context: `grantContext`). `launch/patient`
  * and `launch/encounter` are decided later, once the context is known (see `withLaunchContext`).
  */
 export function grantableScopes(requested: string, options: GrantOptions): string[] {
@@ -105,7 +111,8 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
   for (const text of splitScope(requested)) {
     const resource = parseResourceScope(text);
     if (resource) {
-      const normalised = servableResourceScope(resource, 'patient', options);
+      const context = resource.context === 'user' && registered !== null ? 'user' : 'patient';
+      const normalised = servableScope(resource, context, options);
       if (normalised && (registered === null || registeredResources.some((allowed) => covers(allowed, normalised)))) {
         granted.push(formatResourceScope(normalised));
       }
@@ -116,15 +123,36 @@ export function grantableScopes(requested: string, options: GrantOptions): strin
     if (registered !== null && !registered.includes(text)) continue;
     granted.push(text);
   }
-  return [...new Set(granted)];
+  const userLevel = grantContext('app', granted) === 'user';
+  return [...new Set(granted.filter((scope) => !userLevel || parseResourceScope(scope)?.context !== 'patient'))];
 }
 
-function servableResourceScope(
+/**
+ * Whose data a grant's scopes reach: `system` for a client_credentials grant; for an app launch,
+ * `user` when it holds a user-level resource scope (grantableScopes never mixes them with
+ * patient-level ones), else `patient`.
+ */
+export function grantContext(grant: 'system' | 'app', scopes: string | readonly string[]): ScopeContext {
+  if (grant === 'system') return 'system';
+  const texts = typeof scopes === 'string' ? splitScope(scopes) : scopes;
+  return texts.some((text) => parseResourceScope(text)?.context === 'user') ? 'user' : 'patient';
+}
+
+/**
+ * A scope of the context as this endpoint can serve it: at user or system level on an
+ * organization's own types, the permissions their interactions take (no filter); else read and
+ * search of a served type of the synthetic world, with a filter it can evaluate. Null when nothing
+ * of it can be served.
+ */
+function servableScope(
   scope: ResourceScope,
   context: ScopeContext,
-  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter'>,
+  options: Pick<GrantOptions, 'resourceTypes' | 'canFilter' | 'organizationTypes'>,
 ): ResourceScope | null {
-  if (scope.context !== context || !(scope.read || scope.search)) return null;
+  if (scope.context !== context) return null;
+  const organizationTypes = context === 'patient' ? {} : (options.organizationTypes ?? {});
+  if (Object.hasOwn(organizationTypes, scope.resourceType)) return organizationScope(scope, organizationTypes[scope.resourceType]!);
+  if (!(scope.read || scope.search)) return null;
   if (scope.resourceType !== '*' && !options.resourceTypes.includes(scope.resourceType)) return null;
   if (scope.filter.length > 0 && (scope.resourceType === '*' || !options.canFilter(scope.resourceType, scope.filter))) return null;
   return { ...scope, create: false, update: false, delete: false };
@@ -153,8 +181,7 @@ export function systemScope(
     if (resource?.context !== 'system') {
       return { refused: text, reason: 'client_credentials grants system-level resource scopes only (system/Patient.rs, system/*.read)' };
     }
-    const served = Object.hasOwn(organizationTypes, resource.resourceType) ? organizationTypes[resource.resourceType]! : undefined;
-    const servable = served ? organizationScope(resource, served) : servableResourceScope(resource, 'system', options);
+    const servable = servableScope(resource, 'system', { ...options, organizationTypes });
     if (!servable) {
       const organizationServed = Object.entries(organizationTypes).map(([type, permissions]) => `${permissions.join(', ')} of ${type}`);
       return {
@@ -216,9 +243,13 @@ export function withLaunchContext(scopes: string[], context: { patientId: string
   });
 }
 
-/** Whether a standalone launch needs a patient chosen: patient context, patient data or an identity asked for. */
+/**
+ * Whether a standalone launch needs a patient chosen: patient context, patient data or, for a
+ * patient-level grant, an identity (a user-level grant's user is a practitioner, not a patient).
+ */
 export function needsPatientChoice(scopes: string[]): boolean {
-  return scopes.some((scope) => scope === 'launch/patient' || scope === 'fhirUser' || scope.startsWith('patient/'));
+  const patientIdentity = grantContext('app', scopes) === 'patient' && scopes.includes('fhirUser');
+  return patientIdentity || scopes.some((scope) => scope === 'launch/patient' || scope.startsWith('patient/'));
 }
 
 /**
@@ -249,8 +280,8 @@ export function narrowedScope(
 }
 
 /**
- * What a token's scopes of its context (`patient` for a launch, `system` for client_credentials)
- * allow for one interaction on one type: nothing, everything, or the resources matching at least
+ * What a token's scopes of its context (`grantContext`: `patient` or `user` for a launch, `system`
+ * for client_credentials) allow for one interaction on one type: nothing, everything, or the resources matching at least
  * one of the granular filters.
  */
 export type Permission = { allowed: false } | { allowed: true; filters: [string, string][][] | 'all' };

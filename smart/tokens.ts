@@ -11,7 +11,7 @@ import { recordSystemAuthorization, revokeAuthorizationRecord } from './authoriz
 import type { SmartUrls } from './endpoints';
 import { OAuthError } from './oauth-error';
 import { digest, newOpaqueToken } from './opaque-token';
-import { type GrantOptions, narrowedScope, splitScope } from './scopes';
+import { type GrantOptions, grantContext, narrowedScope, type ScopeContext, splitScope } from './scopes';
 import { loadSigningKey, SIGNING_ALGORITHM, type SigningKey } from './signing-key';
 import type { TokenResponse } from './token-response';
 
@@ -37,10 +37,13 @@ export const introspectionSchema = z
 export interface AccessGrant {
   tokenId: string;
   clientId: string;
-  /** The organization the client belongs to: what a system token may see of the organization's own objects. */
+  /** The organization the client belongs to: what a system or user token may see of the organization's own objects. */
   organizationId: string;
-  /** Which scopes apply: `patient/` ones for an app launch, `system/` ones for a client_credentials token. */
-  context: 'patient' | 'system';
+  /**
+   * Which scopes apply (smart/scopes.ts grantContext): `patient/` ones for an app launch, `user/` ones
+   * for an app launch granted user-level scopes, `system/` ones for a client_credentials token.
+   */
+  context: ScopeContext;
   scope: string;
   patientId: string | null;
   encounterId: string | null;
@@ -227,7 +230,7 @@ export function createTokenService({
         tokenId: row.token.id,
         clientId: authorization.clientId,
         organizationId: row.organizationId,
-        context: authorization.launchKind === 'system' ? 'system' : 'patient',
+        context: grantContext(authorization.launchKind === 'system' ? 'system' : 'app', row.token.scope),
         scope: row.token.scope,
         patientId: authorization.patientId,
         encounterId: authorization.encounterId,

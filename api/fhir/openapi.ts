@@ -193,7 +193,9 @@ function subscriptionPaths(base: string): ZodOpenApiPathsObject {
   const security = [{ smartAccessToken: [] }];
   const auth: ZodOpenApiResponsesObject = {
     '401': outcome('No, a bad, an expired or a revoked access token'),
-    '403': outcome('Not a system-level token with system/Subscription.* (or the permission the interaction needs)'),
+    '403': outcome(
+      'A patient-level token, or a system- or user-level one without system/Subscription.* or user/Subscription.* (or the permission the interaction needs)',
+    ),
   };
   const id = z.object({ id: z.string().meta({ description: 'The Subscription’s id (sub-…).' }) });
   const statusBundle = {
@@ -206,7 +208,7 @@ function subscriptionPaths(base: string): ZodOpenApiPathsObject {
         operationId: 'createSubscription',
         summary: 'Subscribe to decided PAS authorizations (rest-hook)',
         description:
-          'Created `requested`; a handshake notification is POSTed to the endpoint at once, and the subscription turns `active` (2xx) or `error`. Notifications are signed deliveries (`/v1/webhooks/deliveries`). Needs system/Subscription.c.',
+          'Created `requested`; a handshake notification is POSTed to the endpoint at once, and the subscription turns `active` (2xx) or `error`. Notifications are signed deliveries (`/v1/webhooks/deliveries`). Needs system/Subscription.c or user/Subscription.c.',
         tags: ['FHIR R4'],
         security,
         requestBody: { content: fhir(subscriptionSchema) },
@@ -382,7 +384,7 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
             operationId,
             summary,
             description:
-              'A PAS request Bundle (or a `Parameters` with it as `resource`), checked against the PAS request profiles. Needs a system-level SMART token with `system/Claim.c`. See docs/api/prior-authorization.md (test member ids, the `X-Sandbox-Prior-Auth-Outcome` header, claim updates).',
+              'A PAS request Bundle (or a `Parameters` with it as `resource`), checked against the PAS request profiles. Needs a SMART token of the organization with Claim create: system-level (`system/Claim.c`, SMART Backend Services) or user-level (`user/Claim.c`, an app launch whose registration names it). See docs/api/prior-authorization.md (test member ids, the `X-Sandbox-Prior-Auth-Outcome` header, claim updates).',
             tags: ['FHIR R4'],
             security: [{ smartAccessToken: [] }],
             requestBody: { required: true, content: { [FHIR_JSON]: { schema: fhirResourceSchema } } },
@@ -390,7 +392,7 @@ export function fhirOpenApiPaths(resourceTypes: readonly string[]): ZodOpenApiPa
               '200': { description: answer, content: fhir(fhirResourceSchema) },
               '400': outcome('The request does not meet the PAS request profiles (one issue per problem, its element in expression)'),
               '401': outcome('No, a bad, an expired or a revoked access token'),
-              '403': outcome('Not a system-level token with system/Claim.c'),
+              '403': outcome('A patient-level token, or a system- or user-level one without system/Claim.c or user/Claim.c'),
               '405': outcome('Another method than POST (Allow: POST)'),
               '409': outcome('A claim update for an authorization that is closed'),
               '503': outcome('The request could not be checked just now; send it again'),

@@ -35,8 +35,9 @@ export const PAS_OPERATION_PATHS = { submit: '/Claim/$submit', inquire: '/Claim/
  * the PAS request profiles on a worker thread, records it, starts its workflow (one per organization
  * and Claim identifier) and answers with the PAS response Bundle of its first assessment; a claim update
  * (a Claim with `related`) is an Update on that workflow. `Claim/$inquire` answers the current
- * state. Both need a system-level SMART token with `system/Claim.c` (or wider) of the organization;
- * another organization's authorizations are never found.
+ * state. Both need a SMART token of the organization with Claim create: system-level
+ * (`system/Claim.c` or wider) or user-level (`user/Claim.c` or wider); another organization's
+ * authorizations are never found.
  */
 export function priorAuthorizationRouter({
   db,
@@ -159,14 +160,21 @@ export function priorAuthorizationRouter({
   return router;
 }
 
-/** A system-level token (SMART Backend Services) whose scopes allow creating Claims: `system/Claim.c`, `system/Claim.*`, `system/*.c`… */
+/**
+ * A token acting for the organization whose scopes allow creating Claims: system-level (SMART
+ * Backend Services: `system/Claim.c`, `system/Claim.*`…) or user-level (a provider's app launched by
+ * its user: `user/Claim.c`, `user/Claim.write`…). A patient-level token acts for one patient, not for
+ * a provider, so it is refused whatever its scopes.
+ */
 const claimCreateScope: RequestHandler = (_req, res, next) => {
   const grant = res.locals.grant!;
-  if (grant.context !== 'system' || !permission(grant.scope, 'system', 'Claim', 'create').allowed) {
+  if (grant.context === 'patient' || !permission(grant.scope, grant.context, 'Claim', 'create').allowed) {
     throw new FhirError(
       403,
       'forbidden',
-      `The PAS operations need a system-level token (SMART Backend Services) with system/Claim.c or wider; this token's scopes are ${grant.scope}.`,
+      grant.context === 'patient'
+        ? `The PAS operations are called by a provider, not for a patient: they need a system-level token (SMART Backend Services) with system/Claim.c or a user-level one (an app launch granted user/Claim.c); this is a patient-level token (${grant.scope}).`
+        : `The PAS operations need ${grant.context}/Claim.c or wider (${grant.context}/Claim.crs, ${grant.context}/Claim.write…); this token's scopes are ${grant.scope}.`,
       { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${grant.scope}"` },
     );
   }

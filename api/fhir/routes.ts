@@ -248,8 +248,8 @@ function assertServed(fhirStore: FhirStore, type: string): void {
  * are readable with a scope for their type.
  */
 function assertOwnPatient(grant: AccessGrant, resource: FhirResource): void {
-  // A system token reads every patient of the world its scopes allow (SMART Backend Services).
-  if (grant.context === 'system') return;
+  // A system or user token reads every patient of the world its scopes allow (SMART Backend Services; a provider's user).
+  if (grant.context !== 'patient') return;
   if (!grant.patientId)
     throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot read patient data. Ask for launch/patient.');
   if (resource.resourceType === 'Group') {
@@ -283,7 +283,7 @@ function otherPatient(grant: AccessGrant, what: string): FhirError {
 
 /**
  * The token patient's resources of a type; a `patient`/`subject`/`_id` naming another patient is
- * refused. A system token's are every patient's, or those of the patients named.
+ * refused. A system or user token's are every patient's, or those of the patients named.
  */
 function compartment(
   fhirStore: FhirStore,
@@ -291,7 +291,7 @@ function compartment(
   type: string,
   params: URLSearchParams,
 ): { candidates: readonly FhirResource[]; applied: [string, string][] } {
-  if (grant.context === 'system') return systemCompartment(fhirStore, type, params);
+  if (grant.context !== 'patient') return systemCompartment(fhirStore, type, params);
   if (!grant.patientId)
     throw new FhirError(403, 'forbidden', 'This token has no patient context, so it cannot search patient data. Ask for launch/patient.');
   const patientId = grant.patientId;

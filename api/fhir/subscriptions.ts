@@ -34,9 +34,10 @@ const SEARCH_PARAMETERS = new Set([...APPLIED_PARAMETERS, '_count', '_format', '
 /**
  * FHIR Subscriptions (R4 Subscriptions Backport 1.1.0, docs/api/fhir-subscriptions.md): create,
  * read, search and delete an organization's subscriptions, and `$status`. A system-level SMART token
- * (SMART Backend Services) with `system/Subscription.*` (or the permission the interaction needs:
- * `c`, `r`, `s`, `d`); its organization owns what it creates, and another organization's
- * subscription is not found (404), as if it did not exist.
+ * (SMART Backend Services) with `system/Subscription.*`, or a user-level one (an app launch) with
+ * `user/Subscription.*` (or the permission the interaction needs: `c`, `r`, `s`, `d`); its
+ * organization owns what it creates, and another organization's subscription is not found (404), as
+ * if it did not exist.
  */
 export function subscriptionRouter({
   db,
@@ -212,18 +213,21 @@ export function subscriptionRouter({
 }
 
 /**
- * The token must be system-level with a Subscription scope allowing the interaction
- * (`system/Subscription.*`, or `c`, `r`, `s`, `d`); 403 saying which scope is missing otherwise.
+ * The token must act for the organization, system-level (SMART Backend Services) or user-level (a
+ * provider's app launched by its user), with a Subscription scope allowing the interaction
+ * (`system/Subscription.*`, `user/Subscription.crud`, or `c`, `r`, `s`, `d`); 403 saying which scope
+ * is missing otherwise.
  */
 function allowing(interaction: Interaction): RequestHandler {
   return (_req, res, next) => {
     const grant = res.locals.grant!;
-    const allowed = grant.context === 'system' ? permission(grant.scope, 'system', 'Subscription', interaction) : { allowed: false as const };
+    const allowed = grant.context === 'patient' ? { allowed: false as const } : permission(grant.scope, grant.context, 'Subscription', interaction);
     if (!allowed.allowed || allowed.filters !== 'all') {
+      const level = grant.context === 'patient' ? 'system' : grant.context;
       throw new FhirError(
         403,
         'forbidden',
-        `Managing Subscriptions needs a system-level token (SMART Backend Services: client_credentials) with system/Subscription.* (or system/Subscription.${interaction[0]}); this token's scopes are ${grant.scope}.`,
+        `Managing Subscriptions needs a system-level token (SMART Backend Services: client_credentials) or a user-level one (an app launch granted user/ scopes) with ${level}/Subscription.* (or ${level}/Subscription.${interaction[0]}); this token's scopes are ${grant.scope}.`,
         { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${grant.scope}"` },
       );
     }

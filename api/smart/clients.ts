@@ -59,9 +59,10 @@ const registrationSchema = z
       .max(2048, 'jwks_uri must be at most 2048 characters')
       .optional()
       .meta({ description: 'private_key_jwt: where the client serves its JWK Set, fetched at each assertion (or give jwks).' }),
-    scope: scopeField
-      .optional()
-      .meta({ description: 'The most this client may ever be granted, space-separated. Omitted: any scope the sandbox grants.' }),
+    scope: scopeField.optional().meta({
+      description:
+        'The most this client may ever be granted, space-separated. Omitted: any scope the sandbox grants, except user-level ones: an app acting as its user (user/Claim.c, user/Subscription.crds, user/*.rs) is granted them only when its registration names them.',
+    }),
     launch_uri: appUrl('launch_uri').optional().meta({ description: 'Where an EHR launch opens the app (with iss and launch)' }),
   })
   .strict()

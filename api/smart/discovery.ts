@@ -23,6 +23,7 @@ const SMART_CAPABILITIES = [
   'permission-offline',
   'permission-online',
   'permission-patient',
+  'permission-user',
   'permission-v1',
   'permission-v2',
 ] as const;
@@ -75,7 +76,20 @@ export const jwksSchema = z
  */
 export function smartDiscoveryRouter({ urls, tokens }: { urls: SmartUrls; tokens: TokenService }): Router {
   const router = express.Router();
-  const scopesSupported = [...CONTEXT_SCOPES, 'patient/*.rs', 'patient/*.read', 'system/*.rs', 'system/*.read'];
+  // User-level scopes are granted to a client whose registration names them (docs/api/smart-on-fhir.md, Scopes).
+  const scopesSupported = [
+    ...CONTEXT_SCOPES,
+    'patient/*.rs',
+    'patient/*.read',
+    'user/*.rs',
+    'user/*.read',
+    'user/Claim.c',
+    'user/Subscription.crds',
+    'system/*.rs',
+    'system/*.read',
+    'system/Claim.c',
+    'system/Subscription.crds',
+  ];
   const smartConfiguration: z.input<typeof smartConfigurationSchema> = {
     issuer: urls.issuer,
     jwks_uri: urls.jwks,

@@ -28,7 +28,10 @@ const authorizationParameters = z.object({
   response_type: z.literal('code'),
   client_id: z.string().meta({ description: 'A client registered with POST /v1/smart/clients.' }),
   redirect_uri: z.string().meta({ description: 'One of the client’s registered redirect URIs, exactly.' }),
-  scope: z.string().meta({ description: 'Space-separated, e.g. `launch/patient openid fhirUser patient/*.rs offline_access`.' }),
+  scope: z.string().meta({
+    description:
+      'Space-separated, e.g. `launch/patient openid fhirUser patient/*.rs offline_access`; a client whose registered scope names user-level scopes may ask for them (`openid fhirUser user/Claim.c user/Subscription.crds`): the token then acts as a synthetic Practitioner of its organization.',
+  }),
   state: z.string(),
   aud: z.string().meta({ description: 'The FHIR base URL (`/fhir/R4` on this server).' }),
   code_challenge: z.string().meta({ description: 'PKCE (S256), required.' }),

@@ -1,4 +1,5 @@
 import type { Bundle, ClaimResponse, OperationOutcome } from 'fhir/r4';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAuthorization } from '../../claims/pas/authorization-records';
 import { reviewActionOf } from '../../claims/prior-authorization';
@@ -6,6 +7,7 @@ import { firstAnswerUpdate } from '../../workflows/prior-auth/contract';
 import { systemToken } from '../support/backend-services';
 import { fhirErrors, pasExamples } from '../support/fhir-validator';
 import { startTestService, type TestService } from '../support/service';
+import { standaloneTokens, userTokens } from '../support/smart';
 
 const PAS = 'http://hl7.org/fhir/us/davinci-pas/StructureDefinition';
 let service: TestService;
@@ -26,14 +28,18 @@ function request(id = 'ReferralAuthorizationBundleExample', claimIdentifier = `T
 
 async function tenant(scope = 'system/Claim.c') {
   const { accessToken, apiKey } = await systemToken(service, scope);
-  const post = (operation: '$submit' | '$inquire', body: unknown, headers: Record<string, string> = {}) =>
+  return { accessToken, apiKey, post: poster(accessToken) };
+}
+
+/** Calls a PAS operation with the access token. */
+function poster(accessToken: string) {
+  return (operation: '$submit' | '$inquire', body: unknown, headers: Record<string, string> = {}) =>
     service.call(`/fhir/R4/Claim/${operation}`, {
       key: accessToken,
       method: 'POST',
       body,
       headers: { 'content-type': 'application/fhir+json', ...headers },
     });
-  return { accessToken, apiKey, post };
 }
 
 const claimResponseOf = (bundle: Bundle) => bundle.entry![0]!.resource as ClaimResponse;
@@ -323,6 +329,39 @@ describe('Da Vinci PAS Claim/$submit and Claim/$inquire', () => {
     expect(forbidden.status).toBe(403);
     expect(forbidden.headers.get('www-authenticate')).toContain('insufficient_scope');
     expect((await service.call('/fhir/R4/Claim/$submit', { method: 'POST', body: request() })).status).toBe(401);
+  });
+
+  it("takes a user-level token of a provider's app (EHR launch, user/Claim.c) for its organization; refuses a patient-level token and a user token without Claim create", async () => {
+    const owner = await tenant();
+    // A practitioner opens the organization's app from the EHR: the app asks for user-level scopes its registration names.
+    const { tokens } = await userTokens(service, 'launch openid fhirUser user/Claim.c', { key: owner.apiKey, patient: 'syn-pat-0001' });
+    expect(tokens.scope).toBe('launch openid fhirUser user/Claim.c');
+    expect(decodeJwt(tokens.access_token).fhirUser).toMatch(/\/fhir\/R4\/Practitioner\/[^/]+$/);
+    const user = poster(tokens.access_token);
+    const submitted = request();
+    const approved = await user('$submit', submitted, { 'x-sandbox-prior-auth-outcome': 'approved' });
+    expect(approved.status).toBe(200);
+    expect(actions(approved.body)).toEqual(['A1']);
+    expect(fhirErrors(approved.body)).toEqual([]);
+    const inquired = await user('$inquire', inquiryFor(submitted));
+    expect(inquired.status).toBe(200);
+    expect(actions(inquired.body)).toEqual(['A1']);
+    // It acted for its client's organization: the organization's system token finds it, another organization's does not.
+    expect(actions((await owner.post('$inquire', inquiryFor(submitted))).body)).toEqual(['A1']);
+    expect((await (await tenant()).post('$inquire', inquiryFor(submitted))).body).toEqual({ resourceType: 'Parameters' });
+
+    const patientLevel = await standaloneTokens(service, 'syn-pat-0001', 'launch/patient patient/*.rs');
+    const refused = await poster(patientLevel.tokens.access_token)('$submit', request());
+    expect(refused.status).toBe(403);
+    expect(refused.body.issue[0].diagnostics).toContain('patient-level token');
+    expect(refused.headers.get('www-authenticate')).toContain('insufficient_scope');
+    expect((await poster(patientLevel.tokens.access_token)('$inquire', inquiryFor(submitted))).status).toBe(403);
+
+    const withoutClaim = await userTokens(service, 'user/*.rs user/Subscription.crds', { key: owner.apiKey });
+    expect(withoutClaim.tokens.scope).toBe('user/*.rs user/Subscription.crds');
+    const noScope = await poster(withoutClaim.tokens.access_token)('$submit', request());
+    expect(noScope.status).toBe(403);
+    expect(noScope.body.issue[0].diagnostics).toContain('user/Claim.c');
   });
 
   it('lists both operations with their canonicals in the CapabilityStatement', async () => {

@@ -11,7 +11,7 @@ import { tenantReceivingAt } from '../support/deliveries';
 import { fhirErrors } from '../support/fhir-validator';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/service';
-import { bearer } from '../support/smart';
+import { bearer, standaloneTokens, userTokens } from '../support/smart';
 import { waitUntil } from '../support/wait';
 
 const NPI = 'http://hl7.org/fhir/sid/us-npi|1234567893';
@@ -269,6 +269,41 @@ describe('FHIR Subscriptions (R4 backport, PAS topic)', () => {
         eventKey: 'after-delete',
       });
       expect(sent.map((delivery) => delivery.subscriptionId)).not.toContain(created.id);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("takes a user-level token with Subscription scopes (a provider's app): it creates and reads for its organization, another organization's user sees nothing", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { tokens } = await userTokens(service, 'openid fhirUser user/Subscription.*', { key: tenant.key });
+      expect(tokens.scope).toBe('openid fhirUser user/Subscription.crds');
+      const created = await create(subscriptionBody(receiver.url), tokens.access_token);
+      expect(created.status).toBe(201);
+      // The organization's system token sees it turn active: the user acted for the client's organization.
+      await statusOf(created.body.id, 'active');
+      const own = await read(created.body.id, tokens.access_token);
+      expect(own.status).toBe(200);
+      expect(own.body).toMatchObject({ id: created.body.id, status: 'active' });
+
+      const other = await userTokens(service, 'user/Subscription.crds');
+      expect((await read(created.body.id, other.tokens.access_token)).status).toBe(404);
+      expect((await service.call('/fhir/R4/Subscription', { headers: bearer(other.tokens.access_token) })).body).toMatchObject({ total: 0 });
+      expect(
+        (await service.call(`/fhir/R4/Subscription/${created.body.id}`, { method: 'DELETE', headers: bearer(other.tokens.access_token) })).status,
+      ).toBe(404);
+
+      const patientLevel = await standaloneTokens(service, 'syn-pat-0001', 'launch/patient patient/*.rs');
+      const refused = await service.call('/fhir/R4/Subscription', { headers: bearer(patientLevel.tokens.access_token) });
+      expect(refused.status).toBe(403);
+      expect((refused.body as OperationOutcome).issue[0]!.diagnostics).toContain('user-level');
+      const { tokens: readOnly } = await userTokens(service, 'user/Subscription.rs', { key: tenant.key });
+      expect((await create(subscriptionBody(receiver.url), readOnly.access_token)).status).toBe(403);
+
+      expect(
+        (await service.call(`/fhir/R4/Subscription/${created.body.id}`, { method: 'DELETE', headers: bearer(tokens.access_token) })).status,
+      ).toBe(204);
     } finally {
       await receiver.close();
     }

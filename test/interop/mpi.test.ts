@@ -308,8 +308,8 @@ describe('POST /fhir/R4/Patient/$match (IHE PDQm ITI-119)', () => {
     expect(patientLevel.status).toBe(403);
     expect(patientLevel.body.issue[0].diagnostics).toContain('user/Patient.rs');
 
-    // The grant flow gives patient-level scopes only (user and system tokens come with backend
-    // services); a token of the same grant signed with those scopes stands in for one.
+    // A token of the same grant signed with each scope stands in for a user- or system-level grant
+    // (the real flows are in test/smart/oauth.test.ts and test/smart/backend-services.test.ts).
     for (const scope of ['user/Patient.rs', 'system/Patient.rs', 'system/Patient.read', 'user/*.read']) {
       const token = await resignedWithScope(tokens.access_token, scope);
       const answer = await fhirMatch(query, bearer(token));

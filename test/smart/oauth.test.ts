@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKeys, smartAuthorizations } from '../../drizzle/schema';
 import { digest } from '../../smart/opaque-token';
@@ -15,6 +15,7 @@ import {
   registerSmartClient,
   requestAuthorization,
   standaloneTokens,
+  userTokens,
 } from '../support/smart';
 
 let service: TestService;
@@ -77,7 +78,8 @@ describe('SMART discovery', () => {
           'sso-openid-connect',
         ]),
       );
-      expect(response.body.capabilities).not.toContain('permission-user');
+      expect(response.body.capabilities).toContain('permission-user');
+      expect(response.body.scopes_supported).toEqual(expect.arrayContaining(['user/*.rs', 'user/Claim.c', 'user/Subscription.crds']));
     }
     const openid = await service.call('/.well-known/openid-configuration');
     expect(openid.body).toMatchObject({
@@ -305,6 +307,52 @@ describe('the authorization endpoint', () => {
       'launch launch/patient launch/encounter patient/Observation.cruds patient/Patient.read patient/*.write user/*.read openid fhirUser profile',
     );
     expect(tokens.scope).toBe('launch/patient patient/Observation.rs patient/Patient.read openid fhirUser');
+  });
+});
+
+describe('user-level grants (a provider-side app acting as its user)', () => {
+  it('grants user/ scopes the registration names, as a synthetic Practitioner, reading every patient as a system token does', async () => {
+    const { tokens, key } = await userTokens(service, 'openid fhirUser user/*.rs user/Claim.write patient/*.rs offline_access', {
+      registered: 'openid fhirUser offline_access patient/*.rs user/*.rs user/Claim.c',
+    });
+    // Standalone, yet no patient picker: the user is a practitioner; one grant has one context, so the patient-level scope is left out.
+    expect(tokens.scope).toBe('openid fhirUser user/*.rs user/Claim.c offline_access');
+    expect(tokens.patient).toBeUndefined();
+    const fhirUser = String(decodeJwt(tokens.id_token!).fhirUser);
+    expect(fhirUser).toMatch(new RegExp(`^${fhirBase}/Practitioner/[^/]+$`));
+    expect(decodeJwt(tokens.access_token).fhirUser).toBe(fhirUser);
+    expect((await service.call(fhirUser.slice(service.baseUrl.length), { headers: bearer(tokens.access_token) })).status).toBe(200);
+
+    for (const patient of service.fhirStore.patients().slice(0, 2)) {
+      expect((await service.call(`/fhir/R4/Patient/${patient.id}`, { headers: bearer(tokens.access_token) })).status).toBe(200);
+      const observations = await service.call(`/fhir/R4/Observation?patient=${patient.id}`, { headers: bearer(tokens.access_token) });
+      expect(observations.status).toBe(200);
+      expect(observations.body.total).toBe(service.fhirStore.listForPatient('Observation', patient.id!).length);
+    }
+    // A user-level token is not a system one: bulk export stays refused.
+    const exported = await service.call('/fhir/R4/Patient/$export', { headers: { ...bearer(tokens.access_token), prefer: 'respond-async' } });
+    expect(exported.status).toBe(403);
+
+    // A refresh keeps the user-level grant; introspection says whose it is.
+    const refreshed = await postForm(service, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: decodeJwt(tokens.access_token).client_id as string,
+      scope: 'user/Claim.c',
+    });
+    expect(refreshed.body.scope).toBe('user/Claim.c');
+    const introspected = await postForm(service, '/oauth/introspect', { token: refreshed.body.access_token }, bearer(key));
+    expect(introspected.body).toMatchObject({ active: true, scope: 'user/Claim.c', sub: fhirUser.slice(`${fhirBase}/`.length) });
+  });
+
+  it("grants no user/ scope beyond what the app's registration names (none when it registered no scope)", async () => {
+    const tenant = await service.newTenant();
+    for (const registration of [{}, { scope: 'openid patient/*.rs user/Patient.rs' }]) {
+      const client = await registerSmartClient(service, tenant.key, registration);
+      const params = authorizationParams(service, client, pkcePair().challenge, { scope: 'user/Claim.c user/*.rs' });
+      const response = await requestAuthorization(service, params);
+      expect(response.location!.searchParams.get('error'), JSON.stringify(registration)).toBe('invalid_scope');
+    }
   });
 });
 

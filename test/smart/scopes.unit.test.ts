@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type GrantOptions,
   grantableScopes,
+  grantContext,
   narrowedScope,
   needsPatientChoice,
   parseResourceScope,
@@ -55,11 +56,44 @@ describe('SMART scopes', () => {
     ]);
   });
 
+  it('grants user-level scopes only where the registration names them, with what the organization types serve, and then no patient-level ones', () => {
+    const organizationTypes = { Claim: ['create', 'read', 'search'], Subscription: ['create', 'read', 'delete', 'search'] } as const;
+    const provider: GrantOptions = {
+      ...options,
+      registered: 'openid fhirUser patient/*.rs user/Claim.c user/Subscription.* user/*.rs',
+      organizationTypes,
+    };
+    const granted = grantableScopes(
+      'openid fhirUser user/Claim.write user/Subscription.* user/Observation.rs patient/Observation.rs user/Patient.c user/Condition.cruds',
+      provider,
+    );
+    expect(granted).toEqual(['openid', 'fhirUser', 'user/Claim.c', 'user/Subscription.crds', 'user/Observation.rs', 'user/Condition.rs']);
+    expect(grantContext('app', granted)).toBe('user');
+    // Registered without user-level scopes (or without a registered scope at all): none is granted.
+    for (const registered of [null, 'openid patient/*.rs user/Observation.rs']) {
+      expect(grantableScopes('user/Claim.c patient/Observation.rs', { ...provider, registered }), String(registered)).toEqual([
+        'patient/Observation.rs',
+      ]);
+    }
+    // A patient-level grant never creates Claims or reaches Subscriptions, whatever it asks.
+    expect(grantableScopes('patient/Claim.c patient/Subscription.rs patient/Observation.rs', { ...options, organizationTypes })).toEqual([
+      'patient/Observation.rs',
+    ]);
+    expect(grantContext('app', ['openid', 'patient/Observation.rs'])).toBe('patient');
+    expect(grantContext('system', 'system/Claim.c')).toBe('system');
+    expect(permission('user/Claim.c user/Subscription.crds', 'user', 'Claim', 'create')).toEqual({ allowed: true, filters: 'all' });
+    expect(permission('user/Claim.c', 'patient', 'Claim', 'create')).toEqual({ allowed: false });
+  });
+
   it('settles launch context scopes once the context is known', () => {
     const scopes = ['launch/patient', 'launch/encounter', 'openid'];
     expect(withLaunchContext(scopes, { patientId: 'syn-pat-0001', encounterId: null })).toEqual(['launch/patient', 'openid']);
     expect(needsPatientChoice(['openid'])).toBe(false);
     expect(needsPatientChoice(['patient/Observation.rs'])).toBe(true);
+    expect(needsPatientChoice(['fhirUser'])).toBe(true);
+    // A user-level grant's user is a practitioner: a patient is chosen only when launch/patient asks for one.
+    expect(needsPatientChoice(['openid', 'fhirUser', 'user/Claim.c'])).toBe(false);
+    expect(needsPatientChoice(['launch/patient', 'user/Claim.c'])).toBe(true);
   });
 
   it('allows a narrower scope at refresh, never a wider one, in either syntax', () => {

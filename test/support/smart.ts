@@ -164,6 +164,37 @@ export async function standaloneTokens(
   const client = await registerSmartClient(service, tenant.key);
   const { verifier, challenge } = pkcePair();
   const { code } = await authorizeWithPicker(service, authorizationParams(service, client, challenge, { scope }), patientId);
+  return { tokens: await exchangeCode(service, client, code, verifier), client, key: tenant.key };
+}
+
+/**
+ * A provider-side app (a public client registered for `registered`, by default the scope it asks)
+ * of `key`'s organization or a new tenant's, authorized for `scope` with user-level scopes: an EHR
+ * launch for `patient` when one is given (the sandbox plays the EHR), else a standalone launch,
+ * which has no patient to choose; then its code exchanged.
+ */
+export async function userTokens(
+  service: TestService,
+  scope: string,
+  options: { registered?: string; key?: string; patient?: string } = {},
+): Promise<{ tokens: IssuedTokens; client: RegisteredClient; key: string }> {
+  const key = options.key ?? (await service.newTenant()).key;
+  const client = await registerSmartClient(service, key, { scope: options.registered ?? scope });
+  const extra: Record<string, string> = { scope };
+  if (options.patient) {
+    const launch = await service.call('/v1/smart/launch', { key, method: 'POST', body: { client_id: client.client_id, patient: options.patient } });
+    if (launch.status !== 201) throw new Error(`EHR launch failed: ${launch.status} ${JSON.stringify(launch.body)}`);
+    extra.launch = launch.body.launch;
+  }
+  const { verifier, challenge } = pkcePair();
+  const authorization = await requestAuthorization(service, authorizationParams(service, client, challenge, extra));
+  const code = authorization.location?.searchParams.get('code');
+  if (authorization.status !== 302 || !code)
+    throw new Error(`expected a code, got ${authorization.status} ${authorization.location} ${authorization.body}`);
+  return { tokens: await exchangeCode(service, client, code, verifier), client, key };
+}
+
+async function exchangeCode(service: TestService, client: RegisteredClient, code: string, verifier: string): Promise<IssuedTokens> {
   const exchanged = await postForm(service, '/oauth/token', {
     grant_type: 'authorization_code',
     code,
@@ -172,7 +203,7 @@ export async function standaloneTokens(
     code_verifier: verifier,
   });
   if (exchanged.status !== 200) throw new Error(`token exchange failed: ${exchanged.status} ${JSON.stringify(exchanged.body)}`);
-  return { tokens: exchanged.body as IssuedTokens, client, key: tenant.key };
+  return exchanged.body as IssuedTokens;
 }
 
 export function bearer(token: string): Record<string, string> {
