@@ -44,7 +44,9 @@ const mib = (value: number) => `${value.toFixed(0)} MiB`;
  * The two counts the kernel keeps of a process's memory: its resident set (every page it maps, a page
  * shared with another process counted in full by each) and its proportional share (a page shared by n
  * processes counts 1/n, so summed over a tree each page counts once: the node binary's pages, say, which
- * the service and the child it forks both map).
+ * the service and the child it forks both map). PSS also splits a page with processes outside the tree
+ * (other node processes or dev servers on a shared machine), so there it reads lower than on a laptop
+ * running npm start alone; RSS holds anywhere.
  */
 const MEASURES = ['RSS', 'PSS'] as const;
 type Measure = (typeof MEASURES)[number];
