@@ -10,9 +10,10 @@ import { freePort } from '../test/support/ports';
 /**
  * `npm run bench:memory`: what `npm start` holds on the embedded default (no DATABASE_URL, no
  * TEMPORAL_ADDRESS: PGlite under the data directory, the Temporal dev server it starts itself, API,
- * worker and relay receiver in one process), read from the kernel: the resident set summed over its
- * process tree (the service, the Temporal dev server, and the children it forks while starting),
- * sampled every 100 ms from /proc, with each process's share at the peak. Three runs: the first
+ * worker and relay receiver in one process), read from the kernel: the resident set (RSS) and the
+ * proportional set size (PSS) summed over its process tree (the service, the Temporal dev server, and
+ * the children it forks while starting), sampled every 100 ms from /proc, with each process's share at
+ * the peak. Three runs: the first
  * start, on a new data directory (PGlite creates its database), a restart on it, and a start holding
  * BENCH_BACKLOG deliveries (10,000; 0 skips it) waiting in backoff for a receiver that always fails.
  *
@@ -39,13 +40,26 @@ const formatLoad = () =>
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 const mib = (value: number) => `${value.toFixed(0)} MiB`;
 
-/** Resident set of one process in MiB; 0 once it is gone. */
-function residentMiB(pid: number): number {
+/**
+ * The two counts the kernel keeps of a process's memory: its resident set (every page it maps, a page
+ * shared with another process counted in full by each) and its proportional share (a page shared by n
+ * processes counts 1/n, so summed over a tree each page counts once: the node binary's pages, say, which
+ * the service and the child it forks both map). PSS also splits a page with processes outside the tree
+ * (other node processes or dev servers on a shared machine), so there it reads lower than on a laptop
+ * running npm start alone; RSS holds anywhere.
+ */
+const MEASURES = ['RSS', 'PSS'] as const;
+type Measure = (typeof MEASURES)[number];
+type Memory = Record<Measure, number>;
+
+/** Both counts of one process in MiB, from /proc/<pid>/smaps_rollup; undefined once it is gone. */
+function memoryOf(pid: number): Memory | undefined {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
-    return Number(line?.[1] ?? 0) / 1024;
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name: string) => Number(rollup.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0) / 1024;
+    return { RSS: field('Rss'), PSS: field('Pss') };
   } catch {
-    return 0;
+    return undefined;
   }
 }
 
@@ -75,7 +89,7 @@ function processLabel(pid: number): string {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (executable.startsWith('temporal')) return 'Temporal dev server';
     if (argv.some((argument) => argument.endsWith('tsx/dist/cli.mjs'))) return 'tsx (runs the service as its child)';
-    const script = argv.findLast((argument) => argument.endsWith('.ts'));
+    const script = argv.findLast((argument) => /\.m?[jt]s$/.test(argument));
     if (script) return `node ${basename(script)}`;
     return executable;
   } catch {
@@ -83,28 +97,40 @@ function processLabel(pid: number): string {
   }
 }
 
-/** The tree's resident set by process label (one label may cover several processes). */
-type Sample = Map<string, number>;
+/** The tree's memory by process label (one label may cover several processes). */
+type Sample = Map<string, Memory>;
 
 function sampleTree(root: number): Sample {
   const sample: Sample = new Map();
   for (const pid of processTree(root)) {
-    const resident = residentMiB(pid);
-    if (resident === 0) continue;
+    const memory = memoryOf(pid);
+    if (!memory || memory.RSS === 0) continue;
     const label = processLabel(pid);
-    sample.set(label, (sample.get(label) ?? 0) + resident);
+    const sum = sample.get(label) ?? { RSS: 0, PSS: 0 };
+    sample.set(label, { RSS: sum.RSS + memory.RSS, PSS: sum.PSS + memory.PSS });
   }
   return sample;
 }
 
-const total = (sample: Sample) => [...sample.values()].reduce((sum, value) => sum + value, 0);
-const highest = (samples: Sample[]) => samples.reduce((top, sample) => (total(sample) > total(top) ? sample : top), new Map());
-const lowest = (samples: Sample[]) => Math.min(...samples.map(total));
-const breakdown = (sample: Sample) =>
+const total = (sample: Sample, measure: Measure) => [...sample.values()].reduce((sum, memory) => sum + memory[measure], 0);
+const highest = (samples: Sample[], measure: Measure) =>
+  samples.reduce((top, sample) => (total(sample, measure) > total(top, measure) ? sample : top), new Map());
+const lowest = (samples: Sample[], measure: Measure) => Math.min(...samples.map((sample) => total(sample, measure)));
+const breakdown = (sample: Sample, measure: Measure) =>
   [...sample.entries()]
-    .sort(([, a], [, b]) => b - a)
-    .map(([label, value]) => `${label} ${mib(value)}`)
+    .sort(([, a], [, b]) => b[measure] - a[measure])
+    .map(([label, memory]) => `${label} ${mib(memory[measure])}`)
     .join(', ');
+
+/** One figure by both counts, each beside its goal, with each process's share at the highest sample. */
+function report(figure: string, samples: Sample[], goalMiB: number, options: { lowest?: boolean } = {}): void {
+  for (const measure of MEASURES) {
+    const top = highest(samples, measure);
+    const least = options.lowest ? ` (lowest ${mib(lowest(samples, measure))})` : '';
+    console.log(`  ${figure}, ${measure} summed: ${mib(total(top, measure))}${least} | goal < ${goalMiB} MiB: ${met(total(top, measure) < goalMiB)}`);
+    console.log(`    at the highest: ${breakdown(top, measure)}`);
+  }
+}
 
 /** `npm start`'s script as a child of ours, its tree sampled until it is stopped. */
 class RunningStart {
@@ -180,19 +206,14 @@ async function measureStart(run: string, dataDir: string): Promise<void> {
   try {
     await running.waitFor(/Stop with Ctrl\+C\./);
     const startSeconds = (performance.now() - started) / 1000;
-    const peak = highest(running.takeSamples());
+    const startSamples = running.takeSamples();
     await pause(settleSeconds);
     running.takeSamples();
     await pause(idleSeconds);
     const idleSamples = running.takeSamples();
-    const idle = highest(idleSamples);
     console.log(`${run}: ready in ${startSeconds.toFixed(1)} s`);
-    console.log(`  peak while starting ${mib(total(peak))} | goal < ${GOALS.startPeakMiB} MiB: ${met(total(peak) < GOALS.startPeakMiB)}`);
-    console.log(`    at the peak: ${breakdown(peak)}`);
-    console.log(
-      `  idle (${settleSeconds} s after ready, highest of ${idleSeconds} s) ${mib(total(idle))} (lowest ${mib(lowest(idleSamples))}) | goal < ${GOALS.idleMiB} MiB: ${met(total(idle) < GOALS.idleMiB)}`,
-    );
-    console.log(`    at the highest: ${breakdown(idle)}`);
+    report('peak while starting', startSamples, GOALS.startPeakMiB);
+    report(`idle (${settleSeconds} s after ready, highest of ${idleSeconds} s)`, idleSamples, GOALS.idleMiB, { lowest: true });
   } finally {
     await running.stop();
   }
@@ -256,7 +277,7 @@ async function measureBacklog(dataDir: string): Promise<void> {
     });
     while (failing.received() < backlogSize) await pause(0.2);
     const fillSeconds = (performance.now() - started) / 1000;
-    const filling = highest(running.takeSamples());
+    const fillingSamples = running.takeSamples();
     // With the backlog waiting: a page of it listed, and a new delivery triggered, 100 times each.
     for (let i = 0; i < 100; i += 1) {
       await (await fetch(`${baseUrl}/v1/webhooks/deliveries?status=retrying&limit=50`, { headers })).arrayBuffer();
@@ -264,13 +285,9 @@ async function measureBacklog(dataDir: string): Promise<void> {
     }
     await pause(idleSeconds);
     const waitingSamples = running.takeSamples();
-    const waiting = highest(waitingSamples);
     console.log(`backlog: ${backlogSize} deliveries waiting in backoff (filled in ${fillSeconds.toFixed(0)} s, 20 triggers in flight)`);
-    console.log(
-      `  with the backlog waiting (highest of ${waitingSamples.length} samples) ${mib(total(waiting))} (lowest ${mib(lowest(waitingSamples))}) | goal < ${GOALS.backlogMiB} MiB: ${met(total(waiting) < GOALS.backlogMiB)}`,
-    );
-    console.log(`    at the highest: ${breakdown(waiting)}`);
-    console.log(`  while it filled, highest ${mib(total(filling))}: ${breakdown(filling)}`);
+    report(`with the backlog waiting (highest of ${waitingSamples.length} samples)`, waitingSamples, GOALS.backlogMiB, { lowest: true });
+    report('while it filled', fillingSamples, GOALS.backlogMiB);
   } finally {
     await running.stop();
     await failing.close();

@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import * as schema from '../drizzle/schema';
 import { createWatchedListener } from './listener';
 import { createPgliteDatabase, hasPgliteDatabase, lockDirectory, pgliteDirectory } from './pglite-directory';
-import { PGLITE_OPTIONS } from './pglite-settings';
+import { PGLITE_SETTINGS } from './pglite-settings';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -110,7 +110,7 @@ export async function openDatabase(options: {
   const releaseLock = lockDirectory(directory);
   try {
     if (!hasPgliteDatabase(directory)) await createPgliteDatabase(directory);
-    const client = new PGlite(directory, PGLITE_OPTIONS);
+    const client = new PGlite(directory, { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS] });
     const db = drizzlePglite(client, { schema });
     await migratePglite(db, { migrationsFolder });
     const close = async () => {

@@ -2,11 +2,12 @@ import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PGLITE_SETTINGS } from './pglite-settings';
 
 /**
- * The embedded database's directory, its lock and its creation. Node built-ins only: `npm start`
- * creates a new database before it loads the rest of the service (bin/start.ts), so that creating
- * it, the largest moment of a first start, has nothing else beside it.
+ * The embedded database's directory, its lock and its creation. Node built-ins only (and the settings,
+ * which import nothing): `npm start` creates a new database before it loads the rest of the service
+ * (bin/start.ts), so that creating it, the largest moment of a first start, has nothing else beside it.
  */
 
 /** Where the embedded database of `dataDir` lives. */
@@ -67,16 +68,15 @@ export async function ensurePgliteDatabase(dataDir: string): Promise<void> {
 }
 
 /**
- * A new PGlite database, created in a child process (platform/pglite-create.ts) so that what creating
- * it holds (about 600 MiB) is not ours to keep. The child compiles Postgres's WebAssembly with V8's
- * baseline compiler only and a small young generation: creating is one pass of initdb, for which
- * the optimizing compiler's own memory (about 150 MiB) and time buy nothing (docs/benchmarks.md).
+ * A new PGlite database, created in a child process (platform/pglite-create.mjs) so that what creating
+ * it holds (about 470 MiB) is not ours to keep. The child is plain node: it compiles Postgres's
+ * WebAssembly with V8's baseline compiler only and has a small young generation, since creating is
+ * one pass of initdb, for which the optimizing compiler's own memory (about 150 MiB) and time buy
+ * nothing; and it may collect garbage when it chooses (docs/benchmarks.md).
  */
 export async function createPgliteDatabase(directory: string): Promise<void> {
-  // The child is TypeScript: it loads it with tsx, as `npm start` does (a test runner's process may not).
-  const loadsTypeScript = process.execArgv.some((argument) => argument.includes('tsx'));
-  const child = fork(fileURLToPath(new URL('./pglite-create.ts', import.meta.url)), [directory], {
-    execArgv: [...process.execArgv, ...(loadsTypeScript ? [] : ['--import', 'tsx']), '--liftoff-only', '--max-semi-space-size=1'],
+  const child = fork(fileURLToPath(new URL('./pglite-create.mjs', import.meta.url)), [directory, JSON.stringify(PGLITE_SETTINGS)], {
+    execArgv: ['--liftoff-only', '--max-semi-space-size=1', '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const code = await new Promise<number | null>((resolve, reject) => {
