@@ -69,7 +69,8 @@ export function priorAuthorizationRouter({
       }));
       return sendFhir(res, 422, { resourceType: 'OperationOutcome', issue });
     }
-    const check = await checked(guarded.value, 'submit');
+    // The organization's settings are read while a thread checks the request (a claim update does not need them).
+    const [check, settings] = await Promise.all([checked(guarded.value, 'submit'), readPriorAuthSettings(db, organizationId)]);
     if (!check.ok) return sendOutcome(res, 400, check.issues);
     const outcome = outcomeHeader(req);
     const request = check.bundle;
@@ -96,10 +97,10 @@ export function priorAuthorizationRouter({
       }
       return sendFhir(res, 200, (await findAuthorization(db, organizationId, original.claimKey))!.response as Bundle);
     }
-    const settings = await readPriorAuthSettings(db, organizationId);
     const chosen = chooseOutcome(summary, outcome, settings.outcome);
     const claimKey = identifierKey(summary.claim);
-    const { authorization } = await recordSubmission(
+    const submission = { id: newId('pas'), request, summary };
+    const { authorization, created } = await recordSubmission(
       db,
       {
         id: newId('pa'),
@@ -111,7 +112,7 @@ export function priorAuthorizationRouter({
         outcomeSource: chosen.source,
         providerIdentifiers: summary.providerIdentifiers,
       },
-      { id: newId('pas'), request, summary },
+      submission,
     );
     // The run is started (or the one already going joined: a resubmission of the same Claim, a retry)
     // before the answer, so every answered submission has its workflow. The first answer is then
@@ -122,8 +123,11 @@ export function priorAuthorizationRouter({
       args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace, retryScheduleMs }],
       searchAttributes: priorAuthSearchAttributes(organizationId, claimKey),
     });
-    await steps.assessAuthorization({ authorizationId: authorization.id, pace: settings.pace });
-    return sendFhir(res, 200, (await findAuthorization(db, organizationId, claimKey))!.response as Bundle);
+    return sendFhir(
+      res,
+      200,
+      await steps.firstResponse({ authorizationId: authorization.id, pace: settings.pace }, created ? submission : undefined),
+    );
   });
 
   router.post(`${base}${PAS_OPERATION_PATHS.inquire}`, withToken, claimCreateScope, async (req, res) => {

@@ -13,6 +13,13 @@ export interface PriorAuthStep {
   pace: PriorAuthPace;
 }
 
+/** A submission as recorded: its id, the request Bundle and what was read from it. */
+export interface FirstSubmission {
+  id: string;
+  request: unknown;
+  summary: unknown;
+}
+
 /** What each step answers the workflow: the decision, and how long a pend waits at the pace (null: for an advance). */
 export interface PriorAuthAnswer {
   decision: AuthorizationDecision;
@@ -49,7 +56,7 @@ export function createPriorAuthSteps(db: Database) {
     expedited: boolean,
     rules: NonNullable<ReturnType<typeof findPayerRules>>,
     first = false,
-  ): Promise<PriorAuthAnswer> {
+  ): Promise<{ answer: PriorAuthAnswer; response: Bundle }> {
     const request = submission.request as Bundle;
     const waitMs = state.decision === 'pended' ? reviewWaitMs(turnaroundHours(rules, expedited), step.pace) : null;
     const response = submitAnswer({
@@ -67,8 +74,19 @@ export function createPriorAuthSteps(db: Database) {
       submission.id,
       { first },
     );
+    if (stored) return { answer: { decision: state.decision, waitMs }, response };
     // A first answer another caller stored meanwhile is the answer.
-    return stored ? { decision: state.decision, waitMs } : storedAnswer(await readAuthorization(db, step.authorizationId));
+    const winner = await readAuthorization(db, step.authorizationId);
+    return { answer: storedAnswer(winner), response: winner.response as Bundle };
+  }
+
+  /** The first answer and its response Bundle, assessed and stored unless stored already; `submission` (the first) spares reading it back. */
+  async function assessFirst(step: PriorAuthStep, submission?: FirstSubmission): Promise<{ answer: PriorAuthAnswer; response: Bundle }> {
+    const { authorization, rules, decisionContext } = await context(step.authorizationId);
+    if (authorization.state !== null) return { answer: storedAnswer(authorization), response: authorization.response as Bundle };
+    const first = submission ?? (await latestSubmission(db, step.authorizationId));
+    const state = assess(first.summary as PasRequestSummary, decisionContext);
+    return store(step, state, first, authorization.expedited, rules, true);
   }
 
   /** How long a pend still waits, answered from the stored record. */
@@ -79,11 +97,12 @@ export function createPriorAuthSteps(db: Database) {
   return {
     /** The first answer: decided at once, pended, or an error. */
     async assessAuthorization(step: PriorAuthStep): Promise<PriorAuthAnswer> {
-      const { authorization, rules, decisionContext } = await context(step.authorizationId);
-      if (authorization.state !== null) return storedAnswer(authorization);
-      const submission = await latestSubmission(db, step.authorizationId);
-      const state = assess(submission.summary as PasRequestSummary, decisionContext);
-      return store(step, state, submission, authorization.expedited, rules, true);
+      return (await assessFirst(step)).answer;
+    },
+
+    /** The first answer's PAS response Bundle, for `$submit` (which has the submission it recorded, or not when it recorded none). */
+    async firstResponse(step: PriorAuthStep, submission?: FirstSubmission): Promise<Bundle> {
+      return (await assessFirst(step, submission)).response;
     },
 
     /** A pend's review time is up (or it was advanced): the payer decides the pended items. */
@@ -91,7 +110,7 @@ export function createPriorAuthSteps(db: Database) {
       const { authorization, rules, decisionContext } = await context(step.authorizationId);
       if (authorization.decision !== 'pended') return storedAnswer(authorization);
       const state = decidePended(authorization.state as AuthorizationState, decisionContext);
-      return store(step, state, await latestSubmission(db, step.authorizationId), authorization.expedited, rules);
+      return (await store(step, state, await latestSubmission(db, step.authorizationId), authorization.expedited, rules)).answer;
     },
 
     /** A claim update: items added, changed or cancelled, or the whole request cancelled. */
@@ -103,7 +122,7 @@ export function createPriorAuthSteps(db: Database) {
         ...decisionContext,
         outcome: submission.requestedOutcome ?? decisionContext.outcome,
       });
-      return store(step, state, submission, authorization.expedited, rules);
+      return (await store(step, state, submission, authorization.expedited, rules)).answer;
     },
 
     async closeAuthorization(step: PriorAuthStep): Promise<void> {
