@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
 import { FhirError } from '../../fhir/operation-outcome';
@@ -10,7 +10,7 @@ import type { Database } from '../../platform/database';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
-import type { AccessGrant, TokenService } from '../../smart/tokens';
+import type { AccessGrant, AccessTokenCheck, TokenService } from '../../smart/tokens';
 import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
@@ -171,7 +171,16 @@ export function fhirRouter({
 /** RFC 6750 bearer tokens: missing, bad, expired or revoked is 401 with a WWW-Authenticate challenge. */
 function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandler {
   const realm = `Bearer realm="${urls.fhirBase}"`;
-  return async (req, res, next) => {
+  const admit = (check: AccessTokenCheck, res: Response, next: NextFunction): void => {
+    if (!check.valid) {
+      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
+        'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
+      });
+    }
+    res.locals.grant = check.grant;
+    next();
+  };
+  return (req, res, next) => {
     const credential = readBearer(req.headers.authorization);
     if (credential.kind === 'missing')
       throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', {
@@ -182,14 +191,10 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
         'WWW-Authenticate': `${realm}, error="invalid_request"`,
       });
     }
-    const check = await tokens.checkAccessToken(credential.token);
-    if (!check.valid) {
-      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
-        'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
-      });
-    }
-    res.locals.grant = check.grant;
-    next();
+    // A remembered token is answered at once: no promise to wait on for every read.
+    const check = tokens.checkAccessToken(credential.token);
+    if (check instanceof Promise) return check.then((checked) => admit(checked, res, next));
+    admit(check, res, next);
   };
 }
 
