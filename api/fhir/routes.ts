@@ -119,7 +119,8 @@ export function fhirRouter({
     const versionId = resource.meta?.versionId ?? '1';
     const etag = `W/"${versionId}"`;
     res.setHeader('ETag', etag);
-    if (resource.meta?.lastUpdated) res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
+    const lastModified = lastModifiedOf(resource);
+    if (lastModified) res.setHeader('Last-Modified', lastModified);
     if (req.fresh) {
       res.status(304).end();
       return;
@@ -166,6 +167,16 @@ export function fhirRouter({
   });
   // Errors, whichever layer raises them, become OperationOutcomes in api/http/problem-handler.ts.
   return onlyUnder([base], router);
+}
+
+/** Last-Modified by resource: the fixtures are frozen, so each one's HTTP date is written once, not on every read. */
+const lastModifiedDates = new WeakMap<FhirResource, string | undefined>();
+
+function lastModifiedOf(resource: FhirResource): string | undefined {
+  if (lastModifiedDates.has(resource)) return lastModifiedDates.get(resource);
+  const date = resource.meta?.lastUpdated ? new Date(resource.meta.lastUpdated).toUTCString() : undefined;
+  if (Object.isFrozen(resource)) lastModifiedDates.set(resource, date);
+  return date;
 }
 
 /** RFC 6750 bearer tokens: missing, bad, expired or revoked is 401 with a WWW-Authenticate challenge. */
@@ -420,7 +431,8 @@ const formSearchOnly: RequestHandler = (req, _res, next) => {
 
 /** JSON only: `_format` or an Accept header that rules JSON out is 406. */
 const jsonOnly: RequestHandler = (req, _res, next) => {
-  const format = new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format');
+  // Most reads carry no query string: the URL is parsed only when there is one.
+  const format = hasQuery(req) ? new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format') : null;
   if (format !== null && !JSON_FORMATS.has(format.split(';')[0]!.trim())) {
     throw new FhirError(
       406,
@@ -434,8 +446,13 @@ const jsonOnly: RequestHandler = (req, _res, next) => {
   next();
 };
 
+function hasQuery(req: Request): boolean {
+  return req.originalUrl.includes('?');
+}
+
 function sendFhir(req: Request, res: Response, status: number, body: object): void {
-  const pretty = req.query._pretty === 'true';
+  // Express parses the query string at every read of req.query.
+  const pretty = hasQuery(req) && req.query._pretty === 'true';
   res
     .status(status)
     .type(`${FHIR_JSON}; charset=utf-8`)
