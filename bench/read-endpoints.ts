@@ -248,6 +248,8 @@ async function main() {
     console.log(
       `${'endpoint'.padEnd(58)} | ${'credential'.padEnd(11)} | ${'body'.padStart(9)} | ${'ours req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'bare req/s'.padStart(10)} | ${'p99'.padStart(6)} | ${'ours ÷ bare'.padStart(11)} | ${'CPU/request ours, bare'.padStart(22)} | ${'by CPU'.padStart(6)} | goal: by CPU; p99`,
     );
+    let ratioMet = 0;
+    let p99Met = 0;
     for (const endpoint of ENDPOINTS) {
       const { ours: mine, bare: theirs } = await measurePair(`${ours.url}${endpoint.path}`, `${baseline.url}${endpoint.path}`, headersFor(endpoint));
       const { path } = endpoint;
@@ -255,11 +257,16 @@ async function main() {
       const ratio = mine.rate / theirs.rate;
       // What the rate ratio would be on an idle machine: both are bound by the one event loop's CPU.
       const cpuRatio = theirs.cpuMs / mine.cpuMs;
+      if (cpuRatio >= GOAL_RATIO) ratioMet += 1;
+      if (mine.p99 <= GOAL_P99_FACTOR * theirs.p99) p99Met += 1;
       console.log(
         `${path.padEnd(58)} | ${endpoint.credential.padEnd(11)} | ${`${kibibytes(path).toFixed(1)} KiB`.padStart(9)} | ${mine.rate.toFixed(0).padStart(10)} | ${`${mine.p99} ms`.padStart(6)} | ${theirs.rate.toFixed(0).padStart(10)} | ${`${theirs.p99} ms`.padStart(6)} | ${ratio.toFixed(2).padStart(11)} | ${`${(mine.cpuMs * 1000).toFixed(0)} µs, ${(theirs.cpuMs * 1000).toFixed(0)} µs`.padStart(22)} | ${cpuRatio.toFixed(2).padStart(6)} | ${verdict(cpuRatio, mine.p99, theirs.p99)}`,
       );
     }
-    console.log(`\nLoad average after: ${formatLoad()}.`);
+    console.log(
+      `\nMet: ${ratioMet} of ${ENDPOINTS.length} rows at ≥ ${GOAL_RATIO} of bare by CPU; ${p99Met} of ${ENDPOINTS.length} with p99 ≤ ${GOAL_P99_FACTOR} × bare's.`,
+    );
+    console.log(`Load average after: ${formatLoad()}.`);
     await database.close();
   } finally {
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

@@ -9,7 +9,8 @@ export const API_KEY_CHANGED_CHANNEL = 'api_key_changed';
 type ActiveKey = Extract<KeyLookup, { status: 'active' }>;
 
 export interface ApiKeyCache {
-  lookUp(key: string): Promise<KeyLookup>;
+  /** The key's answer: at once when this process remembers it (no promise to wait on every request), else from the database. */
+  lookUp(key: string): KeyLookup | Promise<KeyLookup>;
 }
 
 /**
@@ -29,5 +30,10 @@ export function createApiKeyCache(db: Database, listen: Listen): ApiKeyCache {
     // Keys are few (one or two per organization).
     maxEntries: 10_000,
   });
-  return { lookUp: (key) => cache.get(hashApiKey(key)) };
+  return {
+    lookUp(key) {
+      const hash = hashApiKey(key);
+      return cache.remembered(hash) ?? cache.get(hash);
+    },
+  };
 }

@@ -17,6 +17,8 @@ interface Bucket {
   at: number;
 }
 
+const NOT_EXHAUSTED = { exhausted: false } as const;
+
 /** Buckets kept at most: past this the longest-idle are dropped (a full bucket and a dropped one are the same). */
 const MAX_BUCKETS = 50_000;
 
@@ -46,8 +48,11 @@ export function createCostBudget(perMinute: number, now: () => number = Date.now
       return { allowed: true };
     },
     exhausted(key) {
-      const bucket = current(key);
-      return bucket.tokens < 1 ? { exhausted: true, retryAfterSeconds: waitFor(bucket, 1) } : { exhausted: false };
+      // Read only: asked on every request, mostly of addresses with no bucket (a bucket is made by spending).
+      const known = buckets.get(key);
+      if (!known) return NOT_EXHAUSTED;
+      const bucket = { tokens: Math.min(perMinute, known.tokens + (now() - known.at) * refillPerMs), at: known.at };
+      return bucket.tokens < 1 ? { exhausted: true, retryAfterSeconds: waitFor(bucket, 1) } : NOT_EXHAUSTED;
     },
   };
 }

@@ -24,6 +24,11 @@ export interface NotifiedCacheOptions<Answer, Kept extends Answer> {
 export interface NotifiedCache<Answer> {
   get(key: string): Promise<Answer>;
   /**
+   * The answer `get` would give at once, without a lookup, or undefined when it would ask the
+   * database: for the callers on every request, which then need not wait a promise for what is at hand.
+   */
+  remembered(key: string): Answer | undefined;
+  /**
    * Forgets every answer read from row `id`, in this process and at once: for a change this process
    * has just committed, so its own next request does not wait for the NOTIFY (which reaches the others).
    */
@@ -98,6 +103,11 @@ export function createNotifiedCache<Answer, Kept extends Answer>(options: Notifi
     return answer;
   };
   return {
+    remembered(key) {
+      if (!listening) return undefined;
+      const cached = entries.get(key);
+      return cached && Date.now() < cached.until ? cached.answer : undefined;
+    },
     async get(key) {
       const cached = entries.get(key);
       if (cached && Date.now() >= cached.until) entries.delete(key);

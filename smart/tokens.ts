@@ -195,9 +195,11 @@ export function createTokenService({
     maxEntries: 10_000,
   });
 
-  async function checkAccessToken(token: string): Promise<AccessTokenCheck> {
-    const check = await validTokens.get(token);
-    return check.valid ? { valid: true, grant: check.grant } : check;
+  /** At once when the token is remembered (no promise to wait on for every FHIR read), else after verifying it. */
+  function checkAccessToken(token: string): AccessTokenCheck | Promise<AccessTokenCheck> {
+    const remembered = validTokens.remembered(token);
+    if (remembered?.valid) return { valid: true, grant: remembered.grant };
+    return validTokens.get(token).then((check) => (check.valid ? { valid: true, grant: check.grant } : check));
   }
 
   async function verifyAccessToken(token: string): Promise<ValidAccessToken | Extract<AccessTokenCheck, { valid: false }>> {

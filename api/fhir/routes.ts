@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { FhirResource, Group, OperationOutcome } from 'fhir/r4';
 import { capabilityStatement } from '../../fhir/capability-statement';
 import { FhirError } from '../../fhir/operation-outcome';
@@ -10,7 +10,7 @@ import type { Database } from '../../platform/database';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { SMART_PATHS, type SmartUrls } from '../../smart/endpoints';
 import { type Interaction, permission } from '../../smart/scopes';
-import type { AccessGrant, TokenService } from '../../smart/tokens';
+import type { AccessGrant, AccessTokenCheck, TokenService } from '../../smart/tokens';
 import type { ResolveHost } from '../../webhooks/targets';
 import { readBearer } from '../http/bearer';
 import { openCors } from '../http/cors';
@@ -119,7 +119,8 @@ export function fhirRouter({
     const versionId = resource.meta?.versionId ?? '1';
     const etag = `W/"${versionId}"`;
     res.setHeader('ETag', etag);
-    if (resource.meta?.lastUpdated) res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
+    const lastModified = lastModifiedOf(resource);
+    if (lastModified) res.setHeader('Last-Modified', lastModified);
     if (req.fresh) {
       res.status(304).end();
       return;
@@ -168,10 +169,29 @@ export function fhirRouter({
   return onlyUnder([base], router);
 }
 
+/** Last-Modified by resource: the fixtures are frozen, so each one's HTTP date is written once, not on every read. */
+const lastModifiedDates = new WeakMap<FhirResource, string | undefined>();
+
+function lastModifiedOf(resource: FhirResource): string | undefined {
+  if (lastModifiedDates.has(resource)) return lastModifiedDates.get(resource);
+  const date = resource.meta?.lastUpdated ? new Date(resource.meta.lastUpdated).toUTCString() : undefined;
+  if (Object.isFrozen(resource)) lastModifiedDates.set(resource, date);
+  return date;
+}
+
 /** RFC 6750 bearer tokens: missing, bad, expired or revoked is 401 with a WWW-Authenticate challenge. */
 function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandler {
   const realm = `Bearer realm="${urls.fhirBase}"`;
-  return async (req, res, next) => {
+  const admit = (check: AccessTokenCheck, res: Response, next: NextFunction): void => {
+    if (!check.valid) {
+      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
+        'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
+      });
+    }
+    res.locals.grant = check.grant;
+    next();
+  };
+  return (req, res, next) => {
     const credential = readBearer(req.headers.authorization);
     if (credential.kind === 'missing')
       throw new FhirError(401, 'login', 'This FHIR endpoint needs a SMART access token: Authorization: Bearer <access_token>.', {
@@ -182,14 +202,10 @@ function requireAccessToken(tokens: TokenService, urls: SmartUrls): RequestHandl
         'WWW-Authenticate': `${realm}, error="invalid_request"`,
       });
     }
-    const check = await tokens.checkAccessToken(credential.token);
-    if (!check.valid) {
-      throw new FhirError(401, check.expired ? 'expired' : 'login', check.reason, {
-        'WWW-Authenticate': `${realm}, error="invalid_token", error_description="${check.reason}"`,
-      });
-    }
-    res.locals.grant = check.grant;
-    next();
+    // A remembered token is answered at once: no promise to wait on for every read.
+    const check = tokens.checkAccessToken(credential.token);
+    if (check instanceof Promise) return check.then((checked) => admit(checked, res, next));
+    admit(check, res, next);
   };
 }
 
@@ -415,7 +431,8 @@ const formSearchOnly: RequestHandler = (req, _res, next) => {
 
 /** JSON only: `_format` or an Accept header that rules JSON out is 406. */
 const jsonOnly: RequestHandler = (req, _res, next) => {
-  const format = new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format');
+  // Most reads carry no query string: the URL is parsed only when there is one.
+  const format = hasQuery(req) ? new URL(req.originalUrl, 'http://fhir.invalid').searchParams.get('_format') : null;
   if (format !== null && !JSON_FORMATS.has(format.split(';')[0]!.trim())) {
     throw new FhirError(
       406,
@@ -429,8 +446,13 @@ const jsonOnly: RequestHandler = (req, _res, next) => {
   next();
 };
 
+function hasQuery(req: Request): boolean {
+  return req.originalUrl.includes('?');
+}
+
 function sendFhir(req: Request, res: Response, status: number, body: object): void {
-  const pretty = req.query._pretty === 'true';
+  // Express parses the query string at every read of req.query.
+  const pretty = hasQuery(req) && req.query._pretty === 'true';
   res
     .status(status)
     .type(`${FHIR_JSON}; charset=utf-8`)

@@ -1,5 +1,6 @@
-import type { RequestHandler } from 'express';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import type { ApiKeyCache } from '../../platform/api-key-cache';
+import type { KeyLookup } from '../../platform/organizations';
 import { readBearer } from './bearer';
 import { ApiProblem } from './problem';
 
@@ -10,7 +11,7 @@ const CHALLENGE = 'Bearer realm="sandbox"';
  * problem body that says what to fix; success puts the key's organization in `res.locals.auth`.
  */
 export function authenticate(keys: ApiKeyCache): RequestHandler {
-  return async (req, res, next) => {
+  return (req, res, next) => {
     const credential = readBearer(req.headers.authorization);
     if (credential.kind === 'missing') {
       throw unauthorized('missing_api_key', 'This endpoint needs an API key: send Authorization: Bearer <API_KEY>.', CHALLENGE);
@@ -22,23 +23,25 @@ export function authenticate(keys: ApiKeyCache): RequestHandler {
         `${CHALLENGE}, error="invalid_request"`,
       );
     }
-    const found = await keys.lookUp(credential.token);
-    if (found.status !== 'active') {
-      throw found.status === 'revoked'
-        ? unauthorized(
-            'revoked_api_key',
-            'The API key has been revoked. Use another key of your organization.',
-            `${CHALLENGE}, error="invalid_token"`,
-          )
-        : unauthorized(
-            'invalid_api_key',
-            'The API key is not recognised. Check for a copy-paste error, or create a key with `npm run keys -- create`.',
-            `${CHALLENGE}, error="invalid_token"`,
-          );
-    }
-    res.locals.auth = { organizationId: found.organizationId, apiKeyId: found.apiKeyId };
-    next();
+    // A remembered key is answered at once: no promise to wait on for every request.
+    const found = keys.lookUp(credential.token);
+    if (found instanceof Promise) return found.then((looked) => admit(looked, res, next));
+    admit(found, res, next);
   };
+}
+
+function admit(found: KeyLookup, res: Response, next: NextFunction): void {
+  if (found.status !== 'active') {
+    throw found.status === 'revoked'
+      ? unauthorized('revoked_api_key', 'The API key has been revoked. Use another key of your organization.', `${CHALLENGE}, error="invalid_token"`)
+      : unauthorized(
+          'invalid_api_key',
+          'The API key is not recognised. Check for a copy-paste error, or create a key with `npm run keys -- create`.',
+          `${CHALLENGE}, error="invalid_token"`,
+        );
+  }
+  res.locals.auth = { organizationId: found.organizationId, apiKeyId: found.apiKeyId };
+  next();
 }
 
 function unauthorized(code: string, detail: string, challenge: string): ApiProblem {

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { CostBudget } from '../../platform/cost-budget';
 import { ApiProblem } from './problem';
 
@@ -6,9 +6,11 @@ const addresses = new WeakMap<Request, string>();
 
 /**
  * The caller's address (Express's req.ip: the socket's, or the proxy chain's when `trust proxy` is
- * set), worked out once per request: req.ip parses the forwarding headers again at every read.
+ * set), worked out once per request: req.ip parses the forwarding headers again at every read, and
+ * without `trust proxy` (the default) it is the socket's address whatever they say, so that is read directly.
  */
 export function clientAddress(req: Request): string {
+  if (req.app.get('trust proxy') === false) return req.socket.remoteAddress ?? 'unknown';
   let address = addresses.get(req);
   if (address === undefined) {
     address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -48,11 +50,14 @@ export function costLimit(options: { budget: CostBudget; surface: string; perMin
  * read by the problem handler).
  */
 export function refuseAfterFailedAuthentication(failures: CostBudget, perMinute: number): RequestHandler {
+  // One listener for every response (a closure per request would cost more than the check itself).
+  function spendOn401(this: Response): void {
+    if (this.statusCode === 401) failures.spend(this.locals.clientAddress!, 1);
+  }
   return (req, res, next) => {
     const address = clientAddress(req);
-    res.on('finish', () => {
-      if (res.statusCode === 401) failures.spend(address, 1);
-    });
+    res.locals.clientAddress = address;
+    res.on('finish', spendOn401);
     const state = failures.exhausted(address);
     if (state.exhausted) {
       res.locals.failedAuthentication = rateLimited(

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /*
  * Express tries every layer of every router mounted at the root, in order, for every request: with
@@ -32,27 +32,59 @@ export function isUnder(path: string, prefix: string): boolean {
 /**
  * `handlers` (middleware) run in order as one handler, the way a router runs its layers but without
  * matching a path for each: an error (thrown, rejected, or passed to `next`) goes on to `done`, and
- * so does the request when the last calls `next`.
+ * so does the request when the last calls `next`. A handler that fails after it has passed the
+ * request on (it called `next`, then threw or rejected) has its error logged, not sent down the
+ * chain a second time, where it would answer a request already answered or on its way.
  */
 export function series(handlers: readonly RequestHandler[]): Dispatcher {
   return dispatching(handlers, (req, res, done) => {
-    let index = 0;
-    const next = (error?: unknown): void => {
-      const handler = handlers[index];
-      index += 1;
-      if (error || !handler) {
-        done(error);
-        return;
-      }
-      try {
-        const returned: unknown = handler(req, res, next);
-        if (returned instanceof Promise) returned.catch((rejected: unknown) => done(rejected ?? new Error('Rejected promise')));
-      } catch (thrown) {
-        done(thrown);
-      }
-    };
-    next();
+    new Series(handlers, req, res, done).step();
   });
+}
+
+/**
+ * One request's walk through a series. A class, not a closure per request: under tsx every function
+ * made per request is also named, at a cost; one bound `step` is made instead.
+ */
+class Series {
+  private index = 0;
+  private finished = false;
+  private readonly next: NextFunction = this.step.bind(this);
+
+  constructor(
+    private readonly handlers: readonly RequestHandler[],
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly done: NextFunction,
+  ) {}
+
+  step(error?: unknown): void {
+    if (this.finished) return;
+    const handler = this.handlers[this.index];
+    this.index += 1;
+    if (error || !handler) {
+      this.finished = true;
+      this.done(error);
+      return;
+    }
+    const position = this.index;
+    try {
+      const returned: unknown = handler(this.req, this.res, this.next);
+      if (returned instanceof Promise) returned.catch((rejected: unknown) => this.failed(position, rejected ?? new Error('Rejected promise')));
+    } catch (thrown) {
+      this.failed(position, thrown);
+    }
+  }
+
+  /** The handler at `position` threw or rejected: the error goes on unless that handler had already passed the request on. */
+  private failed(position: number, error: unknown): void {
+    if (this.index === position && !this.finished) {
+      this.finished = true;
+      this.done(error);
+      return;
+    }
+    this.req.log.error({ err: error }, 'A handler failed after passing the request on; the error was not answered');
+  }
 }
 
 /**
@@ -76,7 +108,13 @@ function dispatching(handlers: readonly RequestHandler[], dispatcher: RequestHan
 
 /** The first `depth` segments of a path, lower-cased, without a trailing `/`: `/v1/patients/syn-pat-0001` → `/v1/patients` at depth 2. */
 export function pathPrefix(path: string, depth: number): string {
-  const prefix = path.split('/', depth + 1).join('/');
+  // What `path.split('/', depth + 1).join('/')` gives, without the array: up to the (depth + 1)th `/`.
+  let end = -1;
+  for (let slashes = 0; slashes <= depth; slashes += 1) {
+    end = path.indexOf('/', end + 1);
+    if (end === -1) break;
+  }
+  const prefix = end === -1 ? path : path.slice(0, end);
   return (prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : prefix).toLowerCase();
 }
 

@@ -21,6 +21,8 @@ declare global {
       grant?: AccessGrant;
       /** api/http/route.ts, for a route with `replayed`: what an Idempotency-Key replay answers instead. */
       replay?: { status: number; contentType: string; body: string };
+      /** api/http/cost-limit.ts refuseAfterFailedAuthentication: the caller's address, which a 401 is charged to once answered. */
+      clientAddress?: string;
       /** api/http/cost-limit.ts, when the address has spent its failed-authentication budget: answered instead of a 401. */
       failedAuthentication?: ApiProblem;
       /** api/http/idempotency.ts, on a request that sent an Idempotency-Key: what it reserved with the key. */

@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { ID_KINDS, idPrefixOfPattern } from '../../platform/ids';
-import { byPathPrefix, pathPrefix } from './dispatch';
+import { byPathPrefix, pathPrefix, series } from './dispatch';
 import { toJson } from './json';
 import type { AuthContext } from './locals';
 import { ApiProblem, invalidFields, type RequestPart, validationProblem } from './problem';
@@ -109,9 +109,10 @@ export function routeTable(routes: AnyRoute[], middleware: RouteMiddleware): Req
     const router = groups.get(group) ?? express.Router();
     groups.set(group, router);
     const before = [...(route.auth === 'api_key' ? middleware.apiKey : []), ...(createsWork(route) ? middleware.creatingWork : [])];
-    router[route.method](expressPath(route.path), ...before, async (req: Request, res: Response) => {
-      const params = parseOrThrow('path', route.params, req.params);
-      const query = parseOrThrow('query', route.query, req.query);
+    const answer = async (req: Request, res: Response) => {
+      const params = route.params ? parseOrThrow('path', route.params, req.params) : {};
+      // Express parses the query string at every read of req.query: only a route that takes one reads it.
+      const query = route.query ? parseOrThrow('query', route.query, req.query) : {};
       const body = route.body ? parseBody(route, req) : undefined;
       const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req, res });
       if (result === RESPONDED) return;
@@ -123,13 +124,14 @@ export function routeTable(routes: AnyRoute[], middleware: RouteMiddleware): Req
             : { status: route.success.status, contentType: 'application/json', body: JSON.stringify(replay) };
       }
       res.status(route.success.status).type('application/json').send(toJson(result));
-    });
+    };
+    // One layer per route, its middleware run by `series`: Express's route would walk a layer for each.
+    router[route.method](expressPath(route.path), before.length > 0 ? series([...before, answer]) : answer);
   }
   return byPathPrefix(groups, GROUP_DEPTH);
 }
 
-function parseOrThrow(where: 'path' | 'query', schema: z.ZodType | undefined, value: unknown): unknown {
-  if (!schema) return {};
+function parseOrThrow(where: 'path' | 'query', schema: z.ZodType, value: unknown): unknown {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw requestProblem(where, parsed.error, value);
   assertNoNul(where, parsed.data);

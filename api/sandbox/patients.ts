@@ -56,6 +56,53 @@ function indexPatient(patient: Patient): IndexedPatient {
   };
 }
 
+/**
+ * Every word of the patients' names, sorted, each with the positions (in the store's id order) of the
+ * patients whose names have it: the words starting with a search word are one run of the sorted list,
+ * found by binary search, instead of every word of every patient tried in turn.
+ */
+class NameWordIndex {
+  private readonly words: string[];
+  private readonly positions: number[][];
+
+  constructor(entries: readonly IndexedPatient[]) {
+    const byWord = new Map<string, number[]>();
+    entries.forEach((entry, position) => {
+      for (const word of new Set(entry.nameWords)) {
+        const list = byWord.get(word);
+        if (list) list.push(position);
+        else byWord.set(word, [position]);
+      }
+    });
+    this.words = [...byWord.keys()].sort();
+    this.positions = this.words.map((word) => byWord.get(word)!);
+  }
+
+  /** The positions, ascending, of the patients with a name word starting with each of `wanted`; undefined (everyone) when it is empty. */
+  matching(wanted: readonly string[]): number[] | undefined {
+    let result: number[] | undefined;
+    for (const prefix of wanted) {
+      const found = new Set<number>();
+      for (let index = this.firstAtOrAfter(prefix); index < this.words.length && this.words[index]!.startsWith(prefix); index += 1) {
+        for (const position of this.positions[index]!) found.add(position);
+      }
+      result = (result ?? [...found].sort((a, b) => a - b)).filter((position) => found.has(position));
+    }
+    return result;
+  }
+
+  private firstAtOrAfter(prefix: string): number {
+    let start = 0;
+    let end = this.words.length;
+    while (start < end) {
+      const middle = (start + end) >>> 1;
+      if (this.words[middle]! < prefix) start = middle + 1;
+      else end = middle;
+    }
+    return start;
+  }
+}
+
 /** The FHIR date-search bounds of a partial date: `1958-03` covers 1958-03-01 to 1958-03-31. */
 function birthDateMatcher(search: string): (birthDate: string | undefined) => boolean {
   const [, prefix = 'eq', year, , month, , day] = BIRTHDATE.exec(search)!;
@@ -71,12 +118,9 @@ function birthDateMatcher(search: string): (birthDate: string | undefined) => bo
   return (birthDate) => birthDate !== undefined && test[prefix]!(birthDate);
 }
 
+/** The search's checks but the name's, which NameWordIndex answers. */
 function matcher(search: PatientSearch): (entry: IndexedPatient) => boolean {
   const checks: ((entry: IndexedPatient) => boolean)[] = [];
-  if (search.name !== undefined) {
-    const wanted = words(search.name);
-    checks.push((entry) => wanted.every((word) => entry.nameWords.some((nameWord) => nameWord.startsWith(word))));
-  }
   if (search.birthdate !== undefined) {
     const matches = birthDateMatcher(search.birthdate);
     checks.push((entry) => matches(entry.patient.birthDate));
@@ -89,6 +133,7 @@ function matcher(search: PatientSearch): (entry: IndexedPatient) => boolean {
 /** `GET /v1/patients` and `/v1/patients/{id}`: the synthetic patients, the first request every partner makes. */
 export function patientRoutes({ fhirStore }: { fhirStore: FhirStore }) {
   const indexed = fhirStore.patients().map(indexPatient);
+  const names = new NameWordIndex(indexed);
 
   return [
     defineRoute({
@@ -104,9 +149,11 @@ export function patientRoutes({ fhirStore }: { fhirStore: FhirStore }) {
       success: { status: 200, description: 'A page of patients', schema: pageSchema(patientSchema) },
       errors: [400, 422],
       handler: async ({ query }) => {
-        const matches = matcher(query);
+        // Every word must start a given or family name.
+        const named = query.name === undefined ? undefined : names.matching(words(query.name));
+        const candidates = named ? named.map((position) => indexed[position]!) : indexed;
         const page = pageOfSorted(
-          indexed.filter(matches).map((entry) => entry.patient),
+          candidates.filter(matcher(query)).map((entry) => entry.patient),
           query,
         );
         return { data: page.data.map((patient) => asFhirJson(patient) as z.input<typeof patientSchema>), next_cursor: page.next_cursor };

@@ -183,6 +183,23 @@ describe('a cache of positive lookups invalidated by NOTIFY', () => {
     expect(test.counts()).toEqual({ aging: 2, expiring: 3 });
   });
 
+  it('hands out at once only an answer get would give without a lookup: none before LISTEN, after a notification or past its age', async () => {
+    const test = testCache({ kept: { ids: ['k'] } }, { maxAgeMs: 300 });
+    await test.cache.get('kept');
+    expect(test.cache.remembered('kept')).toBeUndefined();
+    await test.listening();
+    expect(test.cache.remembered('kept')).toBeUndefined();
+    await test.cache.get('kept');
+    expect(test.cache.remembered('kept')).toMatchObject({ found: true, key: 'kept' });
+    expect(test.cache.remembered('unknown')).toBeUndefined();
+    await test.notify('k');
+    expect(test.cache.remembered('kept')).toBeUndefined();
+    await test.cache.get('kept');
+    expect(test.cache.remembered('kept')).toMatchObject({ found: true });
+    await sleep(350);
+    expect(test.cache.remembered('kept')).toBeUndefined();
+  });
+
   it('starts over when full', async () => {
     const test = testCache({ a: { ids: ['a'] }, b: { ids: ['b'] }, c: { ids: ['c'] } }, { maxEntries: 2 });
     await test.listening();

@@ -58,6 +58,39 @@ describe('GET /v1/patients', () => {
     expect((await service.call('/v1/patients?identifier=MRN0000000', { key })).body).toEqual({ data: [], next_cursor: null });
   });
 
+  it('finds by name exactly the patients every word of which starts one of their names, in id order', async () => {
+    const everyone = (await pageThrough(service, key, '/v1/patients?limit=200')).items as unknown as {
+      id: string;
+      gender: string;
+      name: { given?: string[]; family?: string }[];
+    }[];
+    const nameWords = (text: string) =>
+      text
+        .normalize('NFD')
+        .replace(/[\u0300-\u036f]/g, '')
+        .toLowerCase()
+        .split(/[\s\-']+/)
+        .filter(Boolean);
+    const expected = (search: string, gender?: string) =>
+      everyone
+        .filter((patient) => gender === undefined || patient.gender === gender)
+        .filter((patient) => {
+          const words = patient.name.flatMap((name) => [...(name.given ?? []), name.family ?? '']).flatMap(nameWords);
+          return nameWords(search).every((wanted) => words.some((word) => word.startsWith(wanted)));
+        })
+        .map((patient) => patient.id);
+    const first = everyone[0]!.name[0]!;
+    const searches = ['ru', 'a', 'ZZZ', `${first.given![0]!.slice(0, 2)} ${first.family!.slice(0, 1)}`, `${first.family}-${first.given![0]}`, "o'"];
+    for (const search of searches) {
+      for (const gender of [undefined, 'female']) {
+        const query = new URLSearchParams({ name: search, limit: '200', ...(gender ? { gender } : {}) });
+        const found = (await service.call(`/v1/patients?${query}`, { key })).body.data.map((patient: FhirJson) => patient.id);
+        expect(found, `${query}`).toEqual(expected(search, gender));
+      }
+    }
+    expect(expected('ru', 'female').length).toBeGreaterThan(0);
+  });
+
   it('says what is wrong with a bad search', async () => {
     const response = await service.call('/v1/patients?birthdate=1958-13&gender=f&nam=x', { key });
     expect(response.status).toBe(422);
