@@ -128,5 +128,8 @@ describe('losing a history node', () => {
         `${DELIVERIES} accepted in ${((allAccepted - started) / 1000).toFixed(1)} s (${unavailable} answers of 503 or no answer, retried with the same key), ` +
         `all delivered ${((allDelivered - started) / 1000).toFixed(1)} s after the first send; ${sentTwice} delivered more than once (each a recorded retry)`,
     );
-  });
+    // What it asserts is that nothing is lost, stuck or sent twice unrecorded, not how fast: its own waits allow
+    // 240 s each, and on this 2-core machine the whole run took longer than the tier's default 120 s (the log line
+    // above says how long; speed belongs to the benchmarks).
+  }, 360_000);
 });
