@@ -12,9 +12,11 @@ interface FhirClientStorage {
   set(key: string, value: unknown): Promise<unknown>;
   unset(key: string): Promise<boolean>;
 }
-interface FhirClient {
+export interface FhirClient {
   patient: { id: string | null; read(): Promise<unknown>; request(url: string, options: { pageLimit: number; flat: boolean }): Promise<unknown> };
   state: { tokenResponse?: Record<string, unknown> };
+  /** A request to the FHIR server, relative to its base, with the access token fhirclient holds. */
+  request(request: { url: string; method: string; body: string; headers: Record<string, string> }): Promise<unknown>;
 }
 type SmartApi = (
   request: IncomingMessage,
@@ -50,6 +52,11 @@ export interface SmartAppOptions {
   scope: string;
   /** The FHIR base for a standalone launch; an EHR launch gets it from `iss`. */
   iss?: string;
+  /**
+   * What the app does once it has its token, answered as `result` beside the token response (a
+   * provider's app calling operations, say); by default it reads the launch patient and their Observations.
+   */
+  work?: (client: FhirClient) => Promise<unknown>;
 }
 
 export async function startSmartApp(): Promise<SmartApp> {
@@ -92,6 +99,12 @@ export async function startSmartApp(): Promise<SmartApp> {
       smart(req, res, storage)
         .ready()
         .then(async (client) => {
+          if (options?.work) {
+            const result = await options.work(client);
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ result, tokenResponse: { ...client.state.tokenResponse } }));
+            return;
+          }
           const patient = (await client.patient.read()) as Patient;
           const bundle = (await client.patient.request('Observation?_count=3', { pageLimit: 0, flat: false })) as Bundle<Observation>[];
           const observations = bundle.flatMap((page) => (page.entry ?? []).map((entry) => entry.resource!));
