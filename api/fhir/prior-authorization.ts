@@ -126,7 +126,7 @@ export function priorAuthorizationRouter({
     return sendFhir(
       res,
       200,
-      await steps.firstResponse({ authorizationId: authorization.id, pace: settings.pace }, created ? submission : undefined),
+      await steps.firstResponse({ authorizationId: authorization.id, pace: settings.pace }, created ? { authorization, submission } : undefined),
     );
   });
 

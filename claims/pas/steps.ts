@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Bundle, Claim } from 'fhir/r4';
+import type { PriorAuthorization } from '../../drizzle/schema';
 import type { Database } from '../../platform/database';
 import { findPayerRules } from '../payer-rules';
 import { latestSubmission, readAuthorization, readSubmission, recordAnswer, recordClosed } from './authorization-records';
@@ -13,11 +14,10 @@ export interface PriorAuthStep {
   pace: PriorAuthPace;
 }
 
-/** A submission as recorded: its id, the request Bundle and what was read from it. */
+/** A new authorization as `$submit` recorded it, with its first submission: its id, the request Bundle and what was read from it. */
 export interface FirstSubmission {
-  id: string;
-  request: unknown;
-  summary: unknown;
+  authorization: PriorAuthorization;
+  submission: { id: string; request: unknown; summary: unknown };
 }
 
 /** What each step answers the workflow: the decision, and how long a pend waits at the pace (null: for an advance). */
@@ -33,8 +33,8 @@ export interface PriorAuthAnswer {
  * retried after it stored its answer finds it stored and answers the same.
  */
 export function createPriorAuthSteps(db: Database) {
-  async function context(authorizationId: string) {
-    const authorization = await readAuthorization(db, authorizationId);
+  /** The payer's rules and what a decision needs, for an authorization as recorded. */
+  function decisionInputs(authorization: PriorAuthorization) {
     const rules = findPayerRules(authorization.payerId)!;
     return {
       authorization,
@@ -49,13 +49,17 @@ export function createPriorAuthSteps(db: Database) {
     };
   }
 
+  async function context(authorizationId: string) {
+    return decisionInputs(await readAuthorization(db, authorizationId));
+  }
+
   async function store(
     step: PriorAuthStep,
     state: AuthorizationState,
     submission: { id: string; request: unknown },
     expedited: boolean,
     rules: NonNullable<ReturnType<typeof findPayerRules>>,
-    first = false,
+    options: { first: boolean } = { first: false },
   ): Promise<{ answer: PriorAuthAnswer; response: Bundle }> {
     const request = submission.request as Bundle;
     const waitMs = state.decision === 'pended' ? reviewWaitMs(turnaroundHours(rules, expedited), step.pace) : null;
@@ -72,7 +76,7 @@ export function createPriorAuthSteps(db: Database) {
       step.authorizationId,
       { decision: state.decision, state, response, dueAt: waitMs === null ? null : new Date(Date.now() + waitMs) },
       submission.id,
-      { first },
+      options,
     );
     if (stored) return { answer: { decision: state.decision, waitMs }, response };
     // A first answer another caller stored meanwhile is the answer.
@@ -80,13 +84,17 @@ export function createPriorAuthSteps(db: Database) {
     return { answer: storedAnswer(winner), response: winner.response as Bundle };
   }
 
-  /** The first answer and its response Bundle, assessed and stored unless stored already; `submission` (the first) spares reading it back. */
-  async function assessFirst(step: PriorAuthStep, submission?: FirstSubmission): Promise<{ answer: PriorAuthAnswer; response: Bundle }> {
-    const { authorization, rules, decisionContext } = await context(step.authorizationId);
+  /**
+   * The first answer and its response Bundle, assessed and stored unless stored already. `recorded`
+   * (what `$submit` has just recorded) spares reading the authorization and the submission back; if
+   * the run stored an answer meanwhile, the store finds it and answers that one.
+   */
+  async function assessFirst(step: PriorAuthStep, recorded?: FirstSubmission): Promise<{ answer: PriorAuthAnswer; response: Bundle }> {
+    const { authorization, rules, decisionContext } = recorded ? decisionInputs(recorded.authorization) : await context(step.authorizationId);
     if (authorization.state !== null) return { answer: storedAnswer(authorization), response: authorization.response as Bundle };
-    const first = submission ?? (await latestSubmission(db, step.authorizationId));
+    const first = recorded?.submission ?? (await latestSubmission(db, step.authorizationId));
     const state = assess(first.summary as PasRequestSummary, decisionContext);
-    return store(step, state, first, authorization.expedited, rules, true);
+    return store(step, state, first, authorization.expedited, rules, { first: true });
   }
 
   /** How long a pend still waits, answered from the stored record. */
@@ -100,9 +108,9 @@ export function createPriorAuthSteps(db: Database) {
       return (await assessFirst(step)).answer;
     },
 
-    /** The first answer's PAS response Bundle, for `$submit` (which has the submission it recorded, or not when it recorded none). */
-    async firstResponse(step: PriorAuthStep, submission?: FirstSubmission): Promise<Bundle> {
-      return (await assessFirst(step, submission)).response;
+    /** The first answer's PAS response Bundle, for `$submit` (which has what it recorded, or nothing when it recorded no new authorization). */
+    async firstResponse(step: PriorAuthStep, recorded?: FirstSubmission): Promise<Bundle> {
+      return (await assessFirst(step, recorded)).response;
     },
 
     /** A pend's review time is up (or it was advanced): the payer decides the pended items. */
