@@ -291,39 +291,7 @@ export async function attemptContext(db: Database, deliveryId: string, attemptNu
 
 /** attemptContext's one query. */
 function readAttemptContext(db: Database, deliveryId: string, attemptNumber: number) {
-  return db
-    .select({
-      recorded: {
-        id: deliveryAttempts.id,
-        outcome: deliveryAttempts.outcome,
-        responseStatus: deliveryAttempts.responseStatus,
-        retryAfterMs: deliveryAttempts.retryAfterMs,
-      },
-      envelopeBody: deliveries.envelopeBody,
-      organizationId: deliveries.organizationId,
-      organizationUrl: organizations.webhookUrl,
-      organizationSecret: organizations.webhookSecret,
-      connectionUrl: connections.webhookUrl,
-      connectionSecret: connections.webhookSecret,
-      reliabilityProfile: reliabilityProfiles.profile,
-      subscription: {
-        id: fhirSubscriptions.id,
-        endpoint: fhirSubscriptions.endpoint,
-        headers: fhirSubscriptions.headers,
-        payloadMime: fhirSubscriptions.payloadMime,
-        deletedAt: fhirSubscriptions.deletedAt,
-      },
-    })
-    .from(deliveries)
-    .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
-    .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
-    .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
-    .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
-    .leftJoin(
-      fhirSubscriptions,
-      and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
-    )
-    .where(eq(deliveries.id, deliveryId));
+  return attemptStatements(db).context.execute({ deliveryId, attemptNumber });
 }
 
 /**
@@ -335,22 +303,16 @@ export async function recordAttemptIntent(
   db: Database,
   intent: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger; startedAt: Date; target: WebhookTarget; chaos: ChaosMode | null },
 ): Promise<string | null> {
-  const [recorded] = await db
-    .insert(deliveryAttempts)
-    .values({
-      id: newId('att'),
-      deliveryId: intent.deliveryId,
-      number: intent.attemptNumber,
-      trigger: intent.trigger,
-      startedAt: intent.startedAt,
-      durationMs: null,
-      targetUrl: intent.target.url,
-      targetSource: intent.target.url ? intent.target.source : null,
-      outcome: 'sending',
-      chaos: intent.chaos,
-    })
-    .onConflictDoNothing()
-    .returning({ id: deliveryAttempts.id });
+  const [recorded] = await attemptStatements(db).intent.execute({
+    id: newId('att'),
+    deliveryId: intent.deliveryId,
+    number: intent.attemptNumber,
+    trigger: intent.trigger,
+    startedAt: intent.startedAt,
+    targetUrl: intent.target.url,
+    targetSource: intent.target.url ? intent.target.source : null,
+    chaos: intent.chaos,
+  });
   return recorded?.id ?? null;
 }
 
@@ -368,39 +330,7 @@ export async function recordAttemptIntent(
 export async function recordAttemptOutcome(db: Database, attemptId: string, outcome: StorableOutcome): Promise<AttemptResult> {
   const write = (values: StorableOutcome) =>
     retryWhileUnavailable(async () => {
-      const attempt = db.$with('attempt').as(
-        db
-          .update(deliveryAttempts)
-          .set(values)
-          .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending')))
-          .returning({
-            deliveryId: deliveryAttempts.deliveryId,
-            outcome: deliveryAttempts.outcome,
-            responseStatus: deliveryAttempts.responseStatus,
-            retryAfterMs: deliveryAttempts.retryAfterMs,
-          }),
-      );
-      const succeeded = db.$with('succeeded').as(
-        db
-          .update(deliveries)
-          .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: new Date() })
-          .where(
-            and(
-              eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
-              ne(deliveries.status, 'cancelled'),
-            ),
-          )
-          .returning({ id: deliveries.id }),
-      );
-      const [stored] = await db
-        .with(attempt, succeeded)
-        .select({
-          outcome: attempt.outcome,
-          responseStatus: attempt.responseStatus,
-          retryAfterMs: attempt.retryAfterMs,
-          recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
-        })
-        .from(attempt);
+      const [stored] = await attemptStatements(db).outcome.execute({ ...values, attemptId, now: new Date().toISOString() });
       return stored;
     }, RECORD_ATTEMPT_WITHIN_MS);
   let final = false;
@@ -529,6 +459,120 @@ export async function purgeFinishedDeliveries(
     const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
     return { rows: gone.length, attempts: attempts.length };
   });
+}
+
+/**
+ * The statements every attempt runs, prepared once per database handle: drizzle building them anew
+ * at each attempt cost more CPU than sending them (docs/benchmarks.md, Webhook deliveries).
+ */
+const preparedAttemptStatements = new WeakMap<Database, ReturnType<typeof prepareAttemptStatements>>();
+
+function attemptStatements(db: Database) {
+  let statements = preparedAttemptStatements.get(db);
+  if (!statements) {
+    statements = prepareAttemptStatements(db);
+    preparedAttemptStatements.set(db, statements);
+  }
+  return statements;
+}
+
+function prepareAttemptStatements(db: Database) {
+  const context = db
+    .select({
+      recorded: {
+        id: deliveryAttempts.id,
+        outcome: deliveryAttempts.outcome,
+        responseStatus: deliveryAttempts.responseStatus,
+        retryAfterMs: deliveryAttempts.retryAfterMs,
+      },
+      envelopeBody: deliveries.envelopeBody,
+      organizationId: deliveries.organizationId,
+      organizationUrl: organizations.webhookUrl,
+      organizationSecret: organizations.webhookSecret,
+      connectionUrl: connections.webhookUrl,
+      connectionSecret: connections.webhookSecret,
+      reliabilityProfile: reliabilityProfiles.profile,
+      subscription: {
+        id: fhirSubscriptions.id,
+        endpoint: fhirSubscriptions.endpoint,
+        headers: fhirSubscriptions.headers,
+        payloadMime: fhirSubscriptions.payloadMime,
+        deletedAt: fhirSubscriptions.deletedAt,
+      },
+    })
+    .from(deliveries)
+    .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
+    .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, sql.placeholder('attemptNumber'))))
+    .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
+    .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+    .leftJoin(
+      fhirSubscriptions,
+      and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
+    )
+    .where(eq(deliveries.id, sql.placeholder('deliveryId')))
+    .prepare('delivery_attempt_context');
+
+  const intent = db
+    .insert(deliveryAttempts)
+    .values({
+      id: sql.placeholder('id'),
+      deliveryId: sql.placeholder('deliveryId'),
+      number: sql.placeholder('number'),
+      trigger: sql.placeholder('trigger'),
+      startedAt: sql.placeholder('startedAt'),
+      durationMs: null,
+      targetUrl: sql.placeholder('targetUrl'),
+      targetSource: sql.placeholder('targetSource'),
+      outcome: 'sending',
+      chaos: sql.placeholder('chaos'),
+    })
+    .onConflictDoNothing()
+    .returning({ id: deliveryAttempts.id })
+    .prepare('delivery_attempt_intent');
+
+  const attempt = db.$with('attempt').as(
+    db
+      .update(deliveryAttempts)
+      .set({
+        outcome: sql`${sql.placeholder('outcome')}`,
+        durationMs: sql`${sql.placeholder('durationMs')}`,
+        responseStatus: sql`${sql.placeholder('responseStatus')}`,
+        responseBody: sql`${sql.placeholder('responseBody')}`,
+        retryAfterMs: sql`${sql.placeholder('retryAfterMs')}`,
+        error: sql`${sql.placeholder('error')}`,
+      } satisfies Record<keyof StorableOutcome, unknown>)
+      .where(and(eq(deliveryAttempts.id, sql.placeholder('attemptId')), eq(deliveryAttempts.outcome, 'sending')))
+      .returning({
+        deliveryId: deliveryAttempts.deliveryId,
+        outcome: deliveryAttempts.outcome,
+        responseStatus: deliveryAttempts.responseStatus,
+        retryAfterMs: deliveryAttempts.retryAfterMs,
+      }),
+  );
+  const succeeded = db.$with('succeeded').as(
+    db
+      .update(deliveries)
+      .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: sql`${sql.placeholder('now')}` })
+      .where(
+        and(
+          eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
+          ne(deliveries.status, 'cancelled'),
+        ),
+      )
+      .returning({ id: deliveries.id }),
+  );
+  const outcome = db
+    .with(attempt, succeeded)
+    .select({
+      outcome: attempt.outcome,
+      responseStatus: attempt.responseStatus,
+      retryAfterMs: attempt.retryAfterMs,
+      recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
+    })
+    .from(attempt)
+    .prepare('delivery_attempt_outcome');
+
+  return { context, intent, outcome };
 }
 
 /** A database error as an attempt's record says it: the driver's message, without the query's parameters. */
