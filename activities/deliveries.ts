@@ -87,7 +87,7 @@ export function createDeliveryActivities({
      * attempt records its intent (`sending`) before the POST and its outcome after, so the log holds
      * every send: an activity retried after a crash finds the intent and resolves it as `unknown`
      * instead of sending again, and one retried after the record answers from it. The first attempt
-     * of a new delivery records the delivery first (once, whoever comes first: see recordNewDelivery).
+     * of a new delivery records the delivery unless the API has already (see attemptContext).
      * It heartbeats, so an attempt whose worker died is retried within seconds, not at its timeout.
      */
     async attemptDelivery(input: {
@@ -104,8 +104,7 @@ export function createDeliveryActivities({
         const startedAt = new Date();
         let chaos: ChaosEffect | null = null;
         try {
-          if (input.newDelivery) await recordNewDelivery(db, input.newDelivery);
-          prepared = await attemptContext(db, input.deliveryId, input.attemptNumber);
+          prepared = await attemptContext(db, input.deliveryId, input.attemptNumber, input.newDelivery);
           if (prepared.recorded?.outcome === 'sending') return resolveUnknownAttempt(db, prepared.recorded.id);
           if (prepared.recorded) return asResult(prepared.recorded);
           if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);

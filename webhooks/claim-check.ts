@@ -7,9 +7,10 @@ import type { NewDelivery } from './new-delivery';
  * envelope of several MiB). So every delivery the API starts, which carries what a partner sent (an
  * HL7 message's Bundle), is stored in Postgres before its workflow starts (checkIn in
  * webhooks/delivery-records.ts), and the workflow and its activities carry only the delivery's id
- * (docs/api/privacy.md): the activity that records the delivery moves the envelope into the delivery
- * row, where every attempt and replay reads it. That costs a delivery two more database statements
- * (stage; then move and check; figures: docs/benchmarks.md, Webhook deliveries).
+ * (docs/api/privacy.md): whoever records the delivery first (the API right after the start, or the
+ * first attempt) moves the envelope into the delivery row, where every attempt and replay reads it.
+ * That costs a delivery one more database statement, the stage (figures: docs/benchmarks.md, Webhook
+ * deliveries).
  *
  * Deliveries a workflow starts (scenario steps, reports) carry the sandbox's own synthetic content and
  * travel inline unless their envelope is over STAGE_ENVELOPES_OVER_BYTES.

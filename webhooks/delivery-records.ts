@@ -1,5 +1,4 @@
 import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, lte, ne, notExists, or, sql } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
 import {
   connections,
   type Delivery,
@@ -48,19 +47,20 @@ import { type AttemptTrigger, type ChaosMode, type DeliveryStatusValue, TERMINAL
  * Records a new delivery once, whoever comes first: the workflow's first attempt, which owns it, or the
  * API after starting the workflow (so the 202 and a GET right after it find the row). Starting the
  * workflow before the row exists means a crash in between can never leave a delivery that looks
- * accepted but has no workflow. A claim check's staged envelope moves into the row within Postgres,
- * whether the caller holds the claim check or the envelope itself: at rest it is stored once, and
- * it crosses the network once, when staged.
+ * accepted but has no workflow. One statement inserts the row and drops the staged copy of its
+ * envelope (webhooks/claim-check.ts), which a claim check's row and a large envelope's are made from
+ * within Postgres: at rest the envelope is stored once, and a large one crosses the network once, when
+ * staged. A second statement only when the first found nothing to insert from.
  */
 export async function recordNewDelivery(db: Database, delivery: CarriedDelivery): Promise<void> {
-  if (isStaged(delivery) || needsClaimCheck(delivery.envelopeBody)) {
-    if (await moveStagedEnvelope(db, delivery)) return;
-    if (isStaged(delivery)) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
-  }
-  await db
-    .insert(deliveries)
-    .values({ ...newRow(delivery), envelopeBody: delivery.envelopeBody })
-    .onConflictDoNothing();
+  const inline = isStaged(delivery) || needsClaimCheck(delivery.envelopeBody) ? null : delivery.envelopeBody;
+  // Inline, a row there already (or another delivery's with the same unique source) is all the insert can find.
+  if ((await insertNewRow(db, delivery, inline)) || inline !== null) return;
+  // The statement sees rows committed before it began: the other recorder's may have committed since.
+  const [recorded] = await db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
+  if (recorded) return;
+  if (isStaged(delivery)) throw new Error(`Delivery ${delivery.id} was never recorded and its staged envelope is gone`);
+  await insertNewRow(db, delivery, delivery.envelopeBody);
 }
 
 /** A new delivery's row but its envelope, as both ways of inserting it write it. */
@@ -70,34 +70,41 @@ function newRow(delivery: CarriedDelivery): Omit<Delivery, 'envelopeBody'> {
   return { ...row, hl7ControlId: storableText(row.hl7ControlId) };
 }
 
+/** The columns a new row is inserted with, but its envelope: built once, not at every delivery. */
+const ROW_COLUMNS = Object.entries(getTableColumns(deliveries)).filter(([key]) => key !== 'envelopeBody');
+const ROW_COLUMN_NAMES = sql.join(
+  ROW_COLUMNS.map(([, column]) => sql.identifier(column.name)),
+  sql`, `,
+);
+
 /**
- * Inserts the delivery's row with its staged envelope, in one statement that also drops the staged
- * copy (whether or not the row was there already). True when the row exists now.
+ * Inserts the delivery's row with its staged envelope, else with `inline` (null: the staged one only),
+ * and drops the staged copy whether or not the row was there already. True when the row was inserted
+ * or was there when the statement began.
  */
-async function moveStagedEnvelope(db: Database, delivery: CarriedDelivery): Promise<boolean> {
+async function insertNewRow(db: Database, delivery: CarriedDelivery, inline: string | null): Promise<boolean> {
   const row: Record<string, unknown> = newRow(delivery);
-  const fields = Object.entries(getTableColumns(deliveries))
-    .filter(([key]) => key !== 'envelopeBody')
-    .map(([key, column]): [PgColumn, unknown] => {
-      const value = row[key] ?? null;
-      return [column, value instanceof Date ? value.toISOString() : value];
-    });
-  const columns = sql.join(
-    fields.map(([column]) => sql.identifier(column.name)),
-    sql`, `,
-  );
   // Parameters in a select list have no type of their own: each is cast to its column's.
   const values = sql.join(
-    fields.map(([column, value]) => sql`cast(${value} as ${sql.raw(column.getSQLType())})`),
+    ROW_COLUMNS.map(([key, column]) => {
+      const value = row[key] ?? null;
+      return sql`cast(${value instanceof Date ? value.toISOString() : value} as ${sql.raw(column.getSQLType())})`;
+    }),
     sql`, `,
   );
-  await db.execute(sql`
-    with staged as (delete from ${stagedEnvelopes} where ${stagedEnvelopes.deliveryId} = ${delivery.id} returning ${sql.identifier(stagedEnvelopes.envelopeBody.name)} as body)
-    insert into ${deliveries} (${columns}, ${sql.identifier(deliveries.envelopeBody.name)})
-    select ${values}, staged.body from staged
-    on conflict do nothing`);
-  const [recorded] = await db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.id, delivery.id));
-  return recorded !== undefined;
+  const result = await db.execute(sql`
+    with staged as (delete from ${stagedEnvelopes} where ${stagedEnvelopes.deliveryId} = ${delivery.id} returning ${sql.identifier(stagedEnvelopes.envelopeBody.name)} as body),
+    inserted as (
+      insert into ${deliveries} (${ROW_COLUMN_NAMES}, ${sql.identifier(deliveries.envelopeBody.name)})
+      select ${values}, envelope.body from (select coalesce((select body from staged), cast(${inline} as text)) as body) envelope
+      where envelope.body is not null
+      on conflict do nothing
+      returning 1
+    )
+    select exists (select 1 from inserted) or exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id}) as recorded`);
+  // postgres.js answers the rows, PGlite an object holding them.
+  const [answer] = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { recorded: boolean }[];
+  return answer?.recorded === true;
 }
 
 /**
@@ -249,42 +256,16 @@ export type StorableOutcome = Pick<DeliveryAttempt, 'outcome' | 'durationMs' | '
 /**
  * What an attempt needs, read afresh at each attempt in one query: the attempt's record if it was
  * made already, the envelope, the target (the connection's URL and secret when set, else the
- * organization's, each resolved on its own) and the chaos profile.
+ * organization's, each resolved on its own) and the chaos profile. The first attempt of a new
+ * delivery passes it (`newDelivery`): the API has usually recorded it by then, right after starting
+ * the workflow, and when it has not, it is recorded here (recordNewDelivery) and read again.
  */
-export async function attemptContext(db: Database, deliveryId: string, attemptNumber: number) {
-  const [row] = await db
-    .select({
-      recorded: {
-        id: deliveryAttempts.id,
-        outcome: deliveryAttempts.outcome,
-        responseStatus: deliveryAttempts.responseStatus,
-        retryAfterMs: deliveryAttempts.retryAfterMs,
-      },
-      envelopeBody: deliveries.envelopeBody,
-      organizationId: deliveries.organizationId,
-      organizationUrl: organizations.webhookUrl,
-      organizationSecret: organizations.webhookSecret,
-      connectionUrl: connections.webhookUrl,
-      connectionSecret: connections.webhookSecret,
-      reliabilityProfile: reliabilityProfiles.profile,
-      subscription: {
-        id: fhirSubscriptions.id,
-        endpoint: fhirSubscriptions.endpoint,
-        headers: fhirSubscriptions.headers,
-        payloadMime: fhirSubscriptions.payloadMime,
-        deletedAt: fhirSubscriptions.deletedAt,
-      },
-    })
-    .from(deliveries)
-    .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
-    .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, attemptNumber)))
-    .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
-    .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
-    .leftJoin(
-      fhirSubscriptions,
-      and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
-    )
-    .where(eq(deliveries.id, deliveryId));
+export async function attemptContext(db: Database, deliveryId: string, attemptNumber: number, newDelivery?: CarriedDelivery) {
+  let [row] = await readAttemptContext(db, deliveryId, attemptNumber);
+  if (!row && newDelivery) {
+    await recordNewDelivery(db, newDelivery);
+    [row] = await readAttemptContext(db, deliveryId, attemptNumber);
+  }
   if (!row) throw new Error(`Delivery ${deliveryId} does not exist`);
   const subscription = row.subscription?.id ? row.subscription : null;
   // The attempt is refused (and the delivery ends) rather than sent anywhere else.
@@ -308,6 +289,11 @@ export async function attemptContext(db: Database, deliveryId: string, attemptNu
   return { recorded, envelopeBody: row.envelopeBody, target, reliabilityProfile, organizationId: row.organizationId };
 }
 
+/** attemptContext's one query. */
+function readAttemptContext(db: Database, deliveryId: string, attemptNumber: number) {
+  return attemptStatements(db).context.execute({ deliveryId, attemptNumber });
+}
+
 /**
  * An attempt's intent (`sending`), recorded before anything is sent, so a worker dying after the POST
  * still leaves the send in the log. Its id; null when this attempt's record exists already (an
@@ -317,22 +303,16 @@ export async function recordAttemptIntent(
   db: Database,
   intent: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger; startedAt: Date; target: WebhookTarget; chaos: ChaosMode | null },
 ): Promise<string | null> {
-  const [recorded] = await db
-    .insert(deliveryAttempts)
-    .values({
-      id: newId('att'),
-      deliveryId: intent.deliveryId,
-      number: intent.attemptNumber,
-      trigger: intent.trigger,
-      startedAt: intent.startedAt,
-      durationMs: null,
-      targetUrl: intent.target.url,
-      targetSource: intent.target.url ? intent.target.source : null,
-      outcome: 'sending',
-      chaos: intent.chaos,
-    })
-    .onConflictDoNothing()
-    .returning({ id: deliveryAttempts.id });
+  const [recorded] = await attemptStatements(db).intent.execute({
+    id: newId('att'),
+    deliveryId: intent.deliveryId,
+    number: intent.attemptNumber,
+    trigger: intent.trigger,
+    startedAt: intent.startedAt,
+    targetUrl: intent.target.url,
+    targetSource: intent.target.url ? intent.target.source : null,
+    chaos: intent.chaos,
+  });
   return recorded?.id ?? null;
 }
 
@@ -350,39 +330,7 @@ export async function recordAttemptIntent(
 export async function recordAttemptOutcome(db: Database, attemptId: string, outcome: StorableOutcome): Promise<AttemptResult> {
   const write = (values: StorableOutcome) =>
     retryWhileUnavailable(async () => {
-      const attempt = db.$with('attempt').as(
-        db
-          .update(deliveryAttempts)
-          .set(values)
-          .where(and(eq(deliveryAttempts.id, attemptId), eq(deliveryAttempts.outcome, 'sending')))
-          .returning({
-            deliveryId: deliveryAttempts.deliveryId,
-            outcome: deliveryAttempts.outcome,
-            responseStatus: deliveryAttempts.responseStatus,
-            retryAfterMs: deliveryAttempts.retryAfterMs,
-          }),
-      );
-      const succeeded = db.$with('succeeded').as(
-        db
-          .update(deliveries)
-          .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: new Date() })
-          .where(
-            and(
-              eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
-              ne(deliveries.status, 'cancelled'),
-            ),
-          )
-          .returning({ id: deliveries.id }),
-      );
-      const [stored] = await db
-        .with(attempt, succeeded)
-        .select({
-          outcome: attempt.outcome,
-          responseStatus: attempt.responseStatus,
-          retryAfterMs: attempt.retryAfterMs,
-          recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
-        })
-        .from(attempt);
+      const [stored] = await attemptStatements(db).outcome.execute({ ...values, attemptId, now: new Date().toISOString() });
       return stored;
     }, RECORD_ATTEMPT_WITHIN_MS);
   let final = false;
@@ -511,6 +459,120 @@ export async function purgeFinishedDeliveries(
     const gone = await tx.delete(deliveries).where(inArray(deliveries.id, ids)).returning({ id: deliveries.id });
     return { rows: gone.length, attempts: attempts.length };
   });
+}
+
+/**
+ * The statements every attempt runs, prepared once per database handle: drizzle building them anew
+ * at each attempt cost more CPU than sending them (docs/benchmarks.md, Webhook deliveries).
+ */
+const preparedAttemptStatements = new WeakMap<Database, ReturnType<typeof prepareAttemptStatements>>();
+
+function attemptStatements(db: Database) {
+  let statements = preparedAttemptStatements.get(db);
+  if (!statements) {
+    statements = prepareAttemptStatements(db);
+    preparedAttemptStatements.set(db, statements);
+  }
+  return statements;
+}
+
+function prepareAttemptStatements(db: Database) {
+  const context = db
+    .select({
+      recorded: {
+        id: deliveryAttempts.id,
+        outcome: deliveryAttempts.outcome,
+        responseStatus: deliveryAttempts.responseStatus,
+        retryAfterMs: deliveryAttempts.retryAfterMs,
+      },
+      envelopeBody: deliveries.envelopeBody,
+      organizationId: deliveries.organizationId,
+      organizationUrl: organizations.webhookUrl,
+      organizationSecret: organizations.webhookSecret,
+      connectionUrl: connections.webhookUrl,
+      connectionSecret: connections.webhookSecret,
+      reliabilityProfile: reliabilityProfiles.profile,
+      subscription: {
+        id: fhirSubscriptions.id,
+        endpoint: fhirSubscriptions.endpoint,
+        headers: fhirSubscriptions.headers,
+        payloadMime: fhirSubscriptions.payloadMime,
+        deletedAt: fhirSubscriptions.deletedAt,
+      },
+    })
+    .from(deliveries)
+    .innerJoin(organizations, eq(organizations.id, deliveries.organizationId))
+    .leftJoin(deliveryAttempts, and(eq(deliveryAttempts.deliveryId, deliveries.id), eq(deliveryAttempts.number, sql.placeholder('attemptNumber'))))
+    .leftJoin(connections, and(eq(connections.id, deliveries.connectionId), eq(connections.organizationId, deliveries.organizationId)))
+    .leftJoin(reliabilityProfiles, eq(reliabilityProfiles.organizationId, deliveries.organizationId))
+    .leftJoin(
+      fhirSubscriptions,
+      and(eq(fhirSubscriptions.id, deliveries.subscriptionId), eq(fhirSubscriptions.organizationId, deliveries.organizationId)),
+    )
+    .where(eq(deliveries.id, sql.placeholder('deliveryId')))
+    .prepare('delivery_attempt_context');
+
+  const intent = db
+    .insert(deliveryAttempts)
+    .values({
+      id: sql.placeholder('id'),
+      deliveryId: sql.placeholder('deliveryId'),
+      number: sql.placeholder('number'),
+      trigger: sql.placeholder('trigger'),
+      startedAt: sql.placeholder('startedAt'),
+      durationMs: null,
+      targetUrl: sql.placeholder('targetUrl'),
+      targetSource: sql.placeholder('targetSource'),
+      outcome: 'sending',
+      chaos: sql.placeholder('chaos'),
+    })
+    .onConflictDoNothing()
+    .returning({ id: deliveryAttempts.id })
+    .prepare('delivery_attempt_intent');
+
+  const attempt = db.$with('attempt').as(
+    db
+      .update(deliveryAttempts)
+      .set({
+        outcome: sql`${sql.placeholder('outcome')}`,
+        durationMs: sql`${sql.placeholder('durationMs')}`,
+        responseStatus: sql`${sql.placeholder('responseStatus')}`,
+        responseBody: sql`${sql.placeholder('responseBody')}`,
+        retryAfterMs: sql`${sql.placeholder('retryAfterMs')}`,
+        error: sql`${sql.placeholder('error')}`,
+      } satisfies Record<keyof StorableOutcome, unknown>)
+      .where(and(eq(deliveryAttempts.id, sql.placeholder('attemptId')), eq(deliveryAttempts.outcome, 'sending')))
+      .returning({
+        deliveryId: deliveryAttempts.deliveryId,
+        outcome: deliveryAttempts.outcome,
+        responseStatus: deliveryAttempts.responseStatus,
+        retryAfterMs: deliveryAttempts.retryAfterMs,
+      }),
+  );
+  const succeeded = db.$with('succeeded').as(
+    db
+      .update(deliveries)
+      .set({ status: 'succeeded', nextAttemptAt: null, updatedAt: sql`${sql.placeholder('now')}` })
+      .where(
+        and(
+          eq(deliveries.id, sql`(select ${sql.identifier('delivery_id')} from ${attempt} where ${sql.identifier('outcome')} = 'succeeded')`),
+          ne(deliveries.status, 'cancelled'),
+        ),
+      )
+      .returning({ id: deliveries.id }),
+  );
+  const outcome = db
+    .with(attempt, succeeded)
+    .select({
+      outcome: attempt.outcome,
+      responseStatus: attempt.responseStatus,
+      retryAfterMs: attempt.retryAfterMs,
+      recordedSucceeded: sql<boolean>`exists (select 1 from ${succeeded})`,
+    })
+    .from(attempt)
+    .prepare('delivery_attempt_outcome');
+
+  return { context, intent, outcome };
 }
 
 /** A database error as an attempt's record says it: the driver's message, without the query's parameters. */

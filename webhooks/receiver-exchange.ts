@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, fetch } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { ChaosEffect } from './chaos';
 import { signEnvelope } from './signing';
-import { checkWebhookTarget, pinnedLookup, type ResolveHost } from './targets';
+import { type CheckedTarget, checkWebhookTarget, pinnedLookup, type ResolveHost } from './targets';
 import type { AttemptOutcome, TargetSource } from './vocabulary';
 
 /**
@@ -85,46 +85,89 @@ export async function exchangeWithReceiver(
   if (chaos?.mode === 'slow') await sleep(Math.min(chaos.delayMs, options.timeoutMs));
   const remainingMs = options.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failure(`Timed out: no answer within ${options.timeoutMs} ms (chaos: slow).`);
-  // One connection pool per attempt, whose DNS lookup answers only the checked addresses.
-  const pinned = new Agent({ connect: { lookup: pinnedLookup(checked.addresses) } });
   try {
-    const response = await fetch(checked.url, {
+    // undici's request, not fetch: no WHATWG streams and Response to build for an answer read once.
+    // Neither follows redirects unless told to.
+    const response = await request(checked.url, {
       method: 'POST',
       headers,
       body,
-      redirect: 'manual',
       signal: AbortSignal.timeout(remainingMs),
-      dispatcher: pinned,
+      dispatcher: connectionsTo(checked),
     });
-    const responseBody = (await readLimited(response)).slice(0, RESPONSE_BODY_LIMIT);
-    if (response.status >= 200 && response.status < 300) {
-      return { outcome: 'succeeded', responseStatus: response.status, responseBody, retryAfterMs: null, error: null };
+    const status = response.statusCode;
+    const responseBody = (await readLimited(response.body)).slice(0, RESPONSE_BODY_LIMIT);
+    if (status >= 200 && status < 300) {
+      return { outcome: 'succeeded', responseStatus: status, responseBody, retryAfterMs: null, error: null };
     }
-    if (response.status === 410) {
+    if (status === 410) {
       return failure('The receiver answered 410 Gone: the delivery is stopped.', { outcome: 'gone', responseStatus: 410, responseBody });
     }
-    const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    const location = status >= 300 && status < 400 ? headerValue(response.headers.location) : null;
     if (location) {
       return failure(
-        `The receiver answered ${response.status}, a redirect to ${location}; redirects are not followed, so point the webhook URL at the final address.`,
+        `The receiver answered ${status}, a redirect to ${location}; redirects are not followed, so point the webhook URL at the final address.`,
         {
-          responseStatus: response.status,
+          responseStatus: status,
           responseBody,
         },
       );
     }
-    return failure(`The receiver answered ${response.status}.`, {
-      responseStatus: response.status,
+    return failure(`The receiver answered ${status}.`, {
+      responseStatus: status,
       responseBody,
-      retryAfterMs: response.status === 429 ? parseRetryAfter(response.headers.get('retry-after')) : null,
+      retryAfterMs: status === 429 ? parseRetryAfter(headerValue(response.headers['retry-after'])) : null,
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     if ((error as Error).name === 'TimeoutError') return failure(`Timed out: no answer within ${options.timeoutMs} ms.`);
-    return failure(`Could not reach the receiver: ${cause?.code ?? cause?.message ?? (error as Error).message}.`);
-  } finally {
-    await pinned.destroy();
+    // A connection error is the error itself, or its cause when wrapped.
+    const reason = (error as { cause?: { code?: string; message?: string } }).cause ?? (error as { code?: string; message: string });
+    return failure(`Could not reach the receiver: ${reason.code ?? reason.message}.`);
   }
+}
+
+/** A response header as one value (the first, if the receiver sent it twice). */
+function headerValue(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** How many receivers' connection pools are kept; the least recently used one beyond that is closed. */
+const POOLED_TARGETS = 100;
+/**
+ * How long a connection stays open, idle, for the next attempt to the same receiver: short, so that
+ * a receiver closing idle connections itself (Node's server after 5 s, most after a minute or more)
+ * does not close one under a new attempt.
+ */
+const IDLE_CONNECTION_MS = 2_000;
+const pools = new Map<string, Agent>();
+
+/**
+ * The connection pool for a checked target: its connections go only to the addresses the check
+ * resolved (its DNS lookup answers those alone), so it is kept by origin and those addresses, and a
+ * name that resolves elsewhere at a later attempt gets a pool of its own. Attempts to the same
+ * receiver reuse its connections, as any HTTP client does, instead of connecting and closing one per
+ * attempt (figures: docs/benchmarks.md, Webhook deliveries).
+ */
+function connectionsTo(checked: CheckedTarget): Agent {
+  const key = `${checked.url.origin} ${checked.addresses.map((entry) => `${entry.family}/${entry.address}`).join(' ')}`;
+  let pool = pools.get(key);
+  if (pool) {
+    pools.delete(key);
+  } else {
+    pool = new Agent({
+      connect: { lookup: pinnedLookup(checked.addresses) },
+      keepAliveTimeout: IDLE_CONNECTION_MS,
+      keepAliveMaxTimeout: IDLE_CONNECTION_MS,
+    });
+    if (pools.size >= POOLED_TARGETS) {
+      const [oldestKey, oldest] = pools.entries().next().value!;
+      pools.delete(oldestKey);
+      // Its attempts in flight finish first.
+      void oldest.close();
+    }
+  }
+  pools.set(key, pool);
+  return pool;
 }
 
 /** The work's result, or null when it takes longer than `ms` (the work itself cannot be cancelled: DNS lookups cannot). */
@@ -137,19 +180,15 @@ async function withinTime<T>(work: Promise<T>, ms: number): Promise<T | null> {
   }
 }
 
-/** Reads at most a little more than we keep, so a huge response body cannot exhaust memory. */
-async function readLimited(response: Awaited<ReturnType<typeof fetch>>): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
+/** Reads at most a little more than we keep, so a huge response body cannot exhaust memory; the rest is not read (that connection then closes). */
+async function readLimited(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
   let size = 0;
-  while (size <= RESPONSE_BODY_LIMIT) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size > RESPONSE_BODY_LIMIT) break;
   }
-  await reader.cancel().catch(() => {});
   return Buffer.concat(chunks).toString('utf8');
 }
 
