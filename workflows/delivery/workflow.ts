@@ -182,7 +182,10 @@ async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
 /**
  * Starts a delivery from inside a workflow (a scenario step, an aggregator completion, an exhausted
  * report): a child that outlives its parent (ABANDON), so a cancelled run or a finished parent never
- * cuts a delivery short; the same id and search attributes as a delivery the API starts.
+ * cuts a delivery short; the same id and search attributes as a delivery the API starts. Its
+ * fairness key is its parent's: a child inherits the starting run's priority, every run is started
+ * with its organization's (platform/workflow-gateway.ts), and every parent here is of the
+ * delivery's own organization.
  */
 export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: number[], summary?: string) {
   return startChild(deliveryWorkflow, {
