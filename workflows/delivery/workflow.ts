@@ -35,13 +35,20 @@ const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
 /** The patch under which a cancel answers at once while an attempt is in flight, instead of waiting for it. */
 const CANCEL_DURING_ATTEMPT = 'cancel-during-attempt';
 
+// Replay checks an activity's type and id, not its timeouts: changing these is safe for running histories.
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
-  // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
-  startToCloseTimeout: '2 minutes',
-  // The attempt heartbeats every second: one whose worker died is retried within seconds (it then
-  // finds its recorded intent and resolves it as `unknown` rather than sending again).
-  heartbeatTimeout: '5 seconds',
-  // Only infrastructure errors reach this policy; receiver answers are results, recorded once.
+  // The attempt may first wait its turn behind its organization's other attempts on the worker
+  // (webhooks/fair-share.ts): 20 slots × 15 s receiver timeouts drain 400 waiting attempts to a silent
+  // receiver in 5 minutes; then the 15 s timeout, a slow-chaos delay and the database writes. One that
+  // waits longer times out and is retried at the back of the line.
+  startToCloseTimeout: '10 minutes',
+  // The SDK sends a heartbeat at most every 0.8 × this (24 s), so this leaves 6 s for one to arrive
+  // late on a loaded machine before a waiting attempt is taken for dead (5 s left it 1 s, and waiting
+  // attempts timed out under load). One whose worker died is retried within this (it then finds its
+  // recorded intent and resolves it as `unknown` rather than sending again).
+  heartbeatTimeout: '30 seconds',
+  // Only infrastructure errors and timeouts reach this policy, and are retried within a second or
+  // so; receiver answers are results, recorded once.
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 // A short database write: run in the worker without a round trip through the server.
