@@ -28,7 +28,7 @@ import {
   deliveryWorkflowId,
   replayDeliveryUpdate,
 } from './contract';
-import { decideAfterAttempt, decideAfterReplay } from './policy';
+import { ATTEMPT_HEARTBEAT_TIMEOUT_MS, decideAfterAttempt, decideAfterReplay } from './policy';
 
 /** The patch (workflow versioning) under which the first attempt, not a step before it, records a new delivery. */
 const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
@@ -42,11 +42,9 @@ const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // receiver in 5 minutes; then the 15 s timeout, a slow-chaos delay and the database writes. One that
   // waits longer times out and is retried at the back of the line.
   startToCloseTimeout: '10 minutes',
-  // The SDK sends a heartbeat at most every 0.8 × this (24 s), so this leaves 6 s for one to arrive
-  // late on a loaded machine before a waiting attempt is taken for dead (5 s left it 1 s, and waiting
-  // attempts timed out under load). One whose worker died is retried within this (it then finds its
-  // recorded intent and resolves it as `unknown` rather than sending again).
-  heartbeatTimeout: '30 seconds',
+  // An attempt whose worker died is retried within this (it then finds its recorded intent and
+  // resolves it as `unknown` rather than sending again).
+  heartbeatTimeout: ATTEMPT_HEARTBEAT_TIMEOUT_MS,
   // Only infrastructure errors and timeouts reach this policy, and are retried within a second or
   // so; receiver answers are results, recorded once.
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
