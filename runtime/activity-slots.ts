@@ -14,8 +14,6 @@ export interface ActivitySlots {
   supplier: CustomSlotSupplier<ActivitySlotInfo>;
   /** Lends the calling activity's slot to the next task; the returned function takes it back (once). */
   lend(): () => void;
-  /** Slots held by activities that do work (or reserved by a poller for the next task), lent ones not counted. */
-  held(): number;
 }
 
 export function createActivitySlots(slots: number): ActivitySlots {
@@ -25,6 +23,7 @@ export function createActivitySlots(slots: number): ActivitySlots {
   /** Reservations the SDK waits on (a poller wanting a slot before it polls), first come first. */
   const pending: Array<() => void> = [];
 
+  /** Slots held by activities that do work (or reserved by a poller for its next task), lent ones not counted. */
   const held = () => issued - lent;
   const permit = (): SlotPermit => {
     issued += 1;
@@ -72,6 +71,5 @@ export function createActivitySlots(slots: number): ActivitySlots {
         lent -= 1;
       };
     },
-    held,
   };
 }

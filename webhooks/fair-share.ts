@@ -19,8 +19,6 @@ export interface OrganizationLines {
   waitTurn(organizationId: string, attemptKey: string, signal?: AbortSignal): Promise<void>;
   /** Gives a held slot back: to the first attempt in the organization's line, else it is free. */
   give(organizationId: string): void;
-  /** How many of the organization's attempts wait (not counting those that run). */
-  waiting(organizationId: string): number;
 }
 
 /** Why a waiting attempt left the line: a later execution of the same attempt took its place. */
@@ -91,7 +89,5 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
       else if (held.running <= 1) organizations.delete(organizationId);
       else held.running -= 1;
     },
-
-    waiting: (organizationId) => organizations.get(organizationId)?.line.length ?? 0,
   };
 }
