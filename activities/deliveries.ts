@@ -21,7 +21,7 @@ import {
   resolveUnknownAttempt,
 } from '../webhooks/delivery-records';
 import { exhaustedReport } from '../webhooks/exhausted-report';
-import { busyRetryDelayMs, createOrganizationSlots, ORGANIZATION_BUSY } from '../webhooks/fair-share';
+import { createOrganizationLines } from '../webhooks/fair-share';
 import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 import { exchangeWithReceiver } from '../webhooks/receiver-exchange';
 import { type ResolveHost, resolveWithSystem } from '../webhooks/targets';
@@ -35,9 +35,24 @@ export interface DeliveryActivityDependencies {
   resolveHost?: ResolveHost;
   /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, webhooks/fair-share.ts). */
   slotsPerOrganization?: number;
+  /**
+   * Lends the running activity's worker slot while it waits for its organization's, and gives back
+   * the function that takes it back (runtime/activity-slots.ts, composed by runtime/worker.ts).
+   * Absent (activities called directly, in tests), a waiting attempt keeps its slot.
+   */
+  lendWorkerSlot?: () => () => void;
 }
 
-/** How often an attempt tells Temporal its worker is alive; its heartbeat timeout (workflows/delivery) is a few of these. */
+type AttemptInput = { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger; newDelivery?: CarriedDelivery };
+type AttemptContext = Awaited<ReturnType<typeof attemptContext>>;
+/** What an attempt needs to be sent, or its answer when it is recorded already or cannot be prepared. */
+type Prepared = { context: AttemptContext } | { answer: AttemptResult };
+
+/**
+ * How often an attempt tells the SDK its worker is alive, so a cancellation (a timeout, the worker
+ * stopping) reaches it within about a second; the SDK sends the server at most one heartbeat per
+ * 0.8 × the heartbeat timeout (workflows/delivery).
+ */
 const HEARTBEAT_EVERY_MS = 1_000;
 
 /**
@@ -52,25 +67,16 @@ export function createDeliveryActivities({
   timeoutMs,
   resolveHost = resolveWithSystem,
   slotsPerOrganization = DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION,
+  lendWorkerSlot,
 }: DeliveryActivityDependencies) {
-  const slots = createOrganizationSlots(slotsPerOrganization);
-  /** Put off, not failed: Temporal retries the attempt once a slot may be free; nothing is recorded or sent. */
-  const organizationBusy = (organizationId: string) =>
-    ApplicationFailure.create({
-      type: ORGANIZATION_BUSY,
-      message: `Organization ${organizationId} already has ${slotsPerOrganization} deliveries in flight on this worker; this attempt waits for one of them.`,
-      nextRetryDelay: busyRetryDelayMs(Context.current().info.attempt),
-    });
+  const lines = createOrganizationLines(slotsPerOrganization);
 
   /**
    * A step before the POST that fails for good (not an outage): the attempt is recorded as failed with
    * the reason, nothing is sent, and the delivery ends. Thrown to the workflow, which ends it, when
    * even that record cannot be made (the delivery's row itself could not be written).
    */
-  async function refuseAttempt(
-    input: { deliveryId: string; attemptNumber: number; trigger: AttemptTrigger },
-    error: unknown,
-  ): Promise<AttemptResult> {
+  async function refuseAttempt(input: AttemptInput, error: unknown): Promise<AttemptResult> {
     const reason = `This attempt was not sent: the delivery could not be prepared (${databaseReason(error)}). The delivery is stopped.`;
     try {
       await recordRefusedAttempt(db, input, reason);
@@ -81,6 +87,60 @@ export function createDeliveryActivities({
     return { outcome: 'failed', responseStatus: null, retryAfterMs: null, final: true };
   }
 
+  /** Reads what the attempt needs; the first attempt of a new delivery records the delivery unless the API has already (see attemptContext). */
+  async function prepare(input: AttemptInput): Promise<Prepared> {
+    try {
+      const context = await attemptContext(db, input.deliveryId, input.attemptNumber, input.newDelivery);
+      if (context.recorded?.outcome === 'sending') return { answer: await resolveUnknownAttempt(db, context.recorded.id) };
+      if (context.recorded) return { answer: asResult(context.recorded) };
+      return { context };
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      return { answer: await refuseAttempt(input, error) };
+    }
+  }
+
+  /** The attempt itself, in one of its organization's slots: its intent recorded, the POST, its outcome recorded. */
+  async function send(input: AttemptInput, context: AttemptContext): Promise<AttemptResult> {
+    const startedAt = new Date();
+    let chaos: ChaosEffect | null = null;
+    let attemptId: string;
+    try {
+      chaos = pickChaos(context.reliabilityProfile, input.attemptNumber);
+      const intent = await recordAttemptIntent(db, { ...input, startedAt, target: context.target, chaos: chaos?.mode ?? null });
+      if (!intent) {
+        const again = await attemptContext(db, input.deliveryId, input.attemptNumber);
+        return again.recorded?.outcome === 'sending' ? resolveUnknownAttempt(db, again.recorded.id) : asResult(again.recorded!);
+      }
+      attemptId = intent;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      return refuseAttempt(input, error);
+    }
+    const exchange = await exchangeWithReceiver(context.target, input.deliveryId, context.envelopeBody, chaos, {
+      allowPrivateTargets,
+      timeoutMs,
+      resolveHost,
+    });
+    return recordAttemptOutcome(db, attemptId, { ...exchange, durationMs: Date.now() - startedAt.getTime() });
+  }
+
+  /**
+   * Waits in the organization's line until one of its attempts ends and hands over its slot. The
+   * worker slot is lent meanwhile, so waiting attempts never crowd out other organizations' tasks.
+   * Leaves the line when Temporal no longer waits for this execution (the activity is cancelled:
+   * timed out, or the worker stops), so a stale execution never sends beside its retry.
+   */
+  async function waitTurn(organizationId: string, input: AttemptInput): Promise<void> {
+    const activity = currentActivity();
+    const takeBack = activity ? lendWorkerSlot?.() : undefined;
+    try {
+      await lines.waitTurn(organizationId, `${input.deliveryId}#${input.attemptNumber}`, activity?.cancellationSignal);
+    } finally {
+      takeBack?.();
+    }
+  }
+
   return {
     /**
      * One attempt. HTTP outcomes are results, not errors, so Temporal never re-POSTs on its own. The
@@ -88,47 +148,27 @@ export function createDeliveryActivities({
      * every send: an activity retried after a crash finds the intent and resolves it as `unknown`
      * instead of sending again, and one retried after the record answers from it. The first attempt
      * of a new delivery records the delivery unless the API has already (see attemptContext).
-     * It heartbeats, so an attempt whose worker died is retried within seconds, not at its timeout.
+     * It runs in one of its organization's slots on this worker; when they are all taken it waits its
+     * turn, never failed for it. It heartbeats, so an attempt whose worker died is retried at its
+     * heartbeat timeout (workflows/delivery), not at its start-to-close timeout.
      */
-    async attemptDelivery(input: {
-      deliveryId: string;
-      attemptNumber: number;
-      trigger: AttemptTrigger;
-      newDelivery?: CarriedDelivery;
-    }): Promise<AttemptResult> {
-      // The organization whose slot this attempt holds, given back however the attempt ends.
-      let slotHeldFor: string | null = null;
+    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
       return whileHeartbeating(async () => {
-        let prepared: Awaited<ReturnType<typeof attemptContext>>;
-        let attemptId: string;
-        const startedAt = new Date();
-        let chaos: ChaosEffect | null = null;
-        try {
-          prepared = await attemptContext(db, input.deliveryId, input.attemptNumber, input.newDelivery);
-          if (prepared.recorded?.outcome === 'sending') return resolveUnknownAttempt(db, prepared.recorded.id);
-          if (prepared.recorded) return asResult(prepared.recorded);
-          if (!slots.tryAcquire(prepared.organizationId)) throw organizationBusy(prepared.organizationId);
-          slotHeldFor = prepared.organizationId;
-          chaos = pickChaos(prepared.reliabilityProfile, input.attemptNumber);
-          const intent = await recordAttemptIntent(db, { ...input, startedAt, target: prepared.target, chaos: chaos?.mode ?? null });
-          if (!intent) {
-            const again = await attemptContext(db, input.deliveryId, input.attemptNumber);
-            return again.recorded?.outcome === 'sending' ? resolveUnknownAttempt(db, again.recorded.id) : asResult(again.recorded!);
-          }
-          attemptId = intent;
-        } catch (error) {
-          if (isDatabaseUnavailable(error) || (error instanceof ApplicationFailure && error.type === ORGANIZATION_BUSY)) throw error;
-          return refuseAttempt(input, error);
+        let prepared: Prepared | undefined = await prepare(input);
+        if ('answer' in prepared) return prepared.answer;
+        const { organizationId } = prepared.context;
+        if (!lines.tryTake(organizationId)) {
+          // A waiting attempt keeps nothing of what it read (an envelope can be large) and reads it
+          // again when its turn comes, so a target fixed meanwhile takes effect.
+          prepared = undefined;
+          await waitTurn(organizationId, input);
         }
-
-        const exchange = await exchangeWithReceiver(prepared.target, input.deliveryId, prepared.envelopeBody, chaos, {
-          allowPrivateTargets,
-          timeoutMs,
-          resolveHost,
-        });
-        return recordAttemptOutcome(db, attemptId, { ...exchange, durationMs: Date.now() - startedAt.getTime() });
-      }).finally(() => {
-        if (slotHeldFor) slots.release(slotHeldFor);
+        try {
+          const ready = prepared ?? (await prepare({ ...input, newDelivery: undefined }));
+          return 'answer' in ready ? ready.answer : await send(input, ready.context);
+        } finally {
+          lines.give(organizationId);
+        }
       });
     },
 
@@ -191,14 +231,19 @@ export function createDeliveryActivities({
   };
 }
 
-/** Runs `work` heartbeating every HEARTBEAT_EVERY_MS when it runs as an activity (tests call activities directly too). */
-async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
-  let context: Context;
+/** The running activity's context; undefined when called directly (tests call activities directly too). */
+function currentActivity(): Context | undefined {
   try {
-    context = Context.current();
+    return Context.current();
   } catch {
-    return work();
+    return undefined;
   }
+}
+
+/** Runs `work` heartbeating every HEARTBEAT_EVERY_MS when it runs as an activity. */
+async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const context = currentActivity();
+  if (!context) return work();
   // No heartbeat at the start: the SDK sends the first one to the server at once, a round trip and
   // a billed Temporal action on every attempt, while most attempts end well within the first interval.
   const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);

@@ -19,6 +19,8 @@ export interface ActivityDependencies {
   webhookTimeoutMs: number;
   /** DELIVERY_SLOTS_PER_ORGANIZATION: attempts of one organization at once in this worker. */
   deliverySlotsPerOrganization?: number;
+  /** Lends a waiting delivery attempt's worker slot (runtime/activity-slots.ts); without it a waiting attempt keeps its slot. */
+  lendWorkerSlot?: () => () => void;
   /** The DNS lookup webhook targets are checked and pinned with; the system resolver when absent. */
   resolveHost?: ResolveHost;
   /** Where housekeeping activities report what they did (the retention counts). */
@@ -40,6 +42,7 @@ export function createActivities({
   allowPrivateTargets,
   webhookTimeoutMs,
   deliverySlotsPerOrganization,
+  lendWorkerSlot,
   resolveHost,
   logger,
   fhirStore = loadFhirStore(),
@@ -52,6 +55,7 @@ export function createActivities({
       allowPrivateTargets,
       timeoutMs: webhookTimeoutMs,
       resolveHost,
+      lendWorkerSlot,
       ...(deliverySlotsPerOrganization ? { slotsPerOrganization: deliverySlotsPerOrganization } : {}),
     }),
     ...createRetentionActivities({ db, logger }),

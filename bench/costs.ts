@@ -18,6 +18,8 @@ export interface HistoryCounts {
   events: number;
   workflowTasks: number;
   activityTasks: number;
+  /** Activity attempts that failed or timed out: each retry's predecessor, and a last attempt that failed. */
+  activityFailures: number;
   localActivityTasks: number;
   timers: number;
   signalsAndUpdates: number;
@@ -33,6 +35,7 @@ const ZERO: HistoryCounts = {
   events: 0,
   workflowTasks: 0,
   activityTasks: 0,
+  activityFailures: 0,
   localActivityTasks: 0,
   timers: 0,
   signalsAndUpdates: 0,
@@ -77,9 +80,14 @@ export function countHistory(events: HistoryEvent[]): HistoryCounts {
       case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
         const attempt = event.activityTaskStartedEventAttributes?.attempt ?? 1;
         counts.activityTasks += attempt;
+        counts.activityFailures += attempt - 1;
         counts.actions += attempt;
         break;
       }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        counts.activityFailures += 1;
+        break;
       case EventType.EVENT_TYPE_TIMER_STARTED:
         counts.timers += 1;
         counts.actions += 1;
@@ -139,7 +147,7 @@ export function formatCounts(counts: HistoryCounts, per: number): string {
     `${each(counts.actions)} actions`,
     `${each(counts.events)} events`,
     `${each(counts.workflowTasks)} workflow tasks`,
-    `${each(counts.activityTasks)} activity tasks`,
+    `${each(counts.activityTasks)} activity tasks (${each(counts.activityFailures)} failed)`,
     `${each(counts.localActivityTasks)} local activities`,
     `${each(counts.timers)} timers`,
     `${each(counts.signalsAndUpdates)} signals/updates`,

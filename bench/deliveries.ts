@@ -46,26 +46,30 @@ const { EventType } = proto.temporal.api.enums.v1;
  * (closed loop: that many deliveries in flight at once), each beside the ceilings of the engine (a
  * one-activity no-op workflow on the same server) and of a raw signed POST loop; what one delivery
  * and one scenario step cost (Temporal actions, history events and bytes, database statements and
- * row bytes, CPU by process); the same loop with the API and the worker as separate processes, one
- * and two of each (scale-out); then a backlog of deliveries waiting in backoff held by `npm start` as
+ * row bytes, CPU by process); one organization's burst beside another organization's light load
+ * (activity failures per delivery, the light load's latency alone and beside it); the same loop
+ * with the API and the worker as separate processes, one and two of each (scale-out); then a backlog of deliveries waiting in backoff held by `npm start` as
  * a child process, whose resident memory is read from the kernel. Everything runs on this machine,
  * loopback only: a fresh Postgres database, and a fresh Temporal dev server unless BENCH_CLUSTER_FILE
  * names the cluster.json of a running `npm run cluster -- start` (its frontend is used, and its
  * server processes' CPU read by role) or TEMPORAL_ADDRESS another running server (its processes'
  * ids in BENCH_TEMPORAL_PIDS, comma-separated, to read their CPU).
  *
- * BENCH_DELIVERIES (2000; at concurrency c a run is at most 200 × c), BENCH_CONCURRENCY (1,50), BENCH_ORGANIZATIONS (10),
- * BENCH_SCENARIO_RUNS (5), BENCH_SCALE_OUT (1x1,1x2,2x1,2x2: API processes × worker processes; empty
+ * BENCH_DELIVERIES (2000; at concurrency c a run is at most 200 × c), BENCH_CONCURRENCY (1,50),
+ * BENCH_ORGANIZATIONS (10), BENCH_SCENARIO_RUNS (5), BENCH_BURST (2000 deliveries of one
+ * organization; 0 skips it), BENCH_SCALE_OUT (1x1,1x2,2x1,2x2: API processes × worker processes; empty
  * skips it), BENCH_SCALE_CONCURRENCY (50), BENCH_BACKLOG (10000; 0 skips it), BENCH_TOPOLOGY (a label
  * for the rows), BENCH_DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres).
  */
 const deliveriesPerRun = Number(process.env.BENCH_DELIVERIES ?? 2000);
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').filter(Boolean).map(Number);
 const scenarioRuns = Number(process.env.BENCH_SCENARIO_RUNS ?? 5);
+const burstSize = Number(process.env.BENCH_BURST ?? 2000);
 /**
  * The load is spread over this many organizations: a worker runs at most DELIVERY_SLOTS_PER_ORGANIZATION
- * (20) attempts of one organization at once and puts the others off (webhooks/fair-share.ts), so 50 in
- * flight for a single organization would measure that limit, not the engine.
+ * (20) attempts of one organization at once and lets the others wait their turn (webhooks/fair-share.ts),
+ * so 50 in flight for a single organization would measure that limit, not the engine. The burst row
+ * measures it: one organization's deliveries all at once.
  */
 const organizations = Number(process.env.BENCH_ORGANIZATIONS ?? 10);
 const scaleOut = (process.env.BENCH_SCALE_OUT ?? '1x1,1x2,2x1,2x2')
@@ -105,6 +109,13 @@ const topology =
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Issue 12's goals, and issue 26's: ours ÷ engine at 50 in flight. */
 const GOALS = { p50AtOneMs: 30, oursOverEngine: 0.9, backlogRssMiB: 600 };
+/**
+ * Issue 32's: one organization's burst costs no activity failure (an attempt past the organization's
+ * slots waits its turn, never fails; the bench receiver answers every request, so no failure is the
+ * receiver's own), and another organization's light load keeps its latency beside it, read as its
+ * p50 at most twice its p50 alone.
+ */
+const BURST_GOALS = { activityFailuresPerDelivery: 0, lightBesideOverAlone: 2 };
 /** How many of a run's last workflows have their histories read for the counts. */
 const HISTORY_SAMPLE = 25;
 
@@ -285,6 +296,7 @@ async function main() {
       for (const line of oneInFlight) console.log(line);
     }
 
+    if (burstSize > 0) await runBurst(service, temporal.client, receiver, cpu);
     if (scaleOut.length > 0) await runScaleOut(database.url, temporalAddress, temporal.client, receiver);
     if (backlogSize > 0) await runBacklog(database.url, temporalAddress);
     console.log(`\nLoad average after: ${formatLoad()}.`);
@@ -381,6 +393,107 @@ async function runDeliveries(baseUrls: string[], keys: string[], receiver: Bench
   });
   const elapsedSeconds = (performance.now() - started) / 1000;
   return { rate: total / elapsedSeconds, latency: summary(latencies), traces };
+}
+
+/**
+ * One organization's burst (issue 32): `burstSize` deliveries triggered for one organization as fast
+ * as the API takes them (50 triggers in flight, none waiting for its receipt), while a second
+ * organization sends its light load beside it, one delivery at a time until the burst has arrived;
+ * its latency alone first, for comparison. The activity failures are read from every history of
+ * both: an attempt past its organization's slots waits for one, it never fails to be retried.
+ */
+async function runBurst(service: Service, client: Client, receiver: BenchReceiver, cpu: ReturnType<typeof cpuMeter>) {
+  const burstKey = (await service.tenant(receiver.url)).key;
+  const lightKey = (await service.tenant(receiver.url)).key;
+  let retriedTriggers = 0;
+  /** As a partner's client sends it: with an Idempotency-Key, sent again with it when the API answers 503 (Temporal slower than its deadline). */
+  const trigger = async (key: string) => {
+    const headers = { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() };
+    for (;;) {
+      const response = await fetch(`${service.baseUrl}/v1/webhooks/trigger-mock-event`, { method: 'POST', headers });
+      if (response.status === 202) return ((await response.json()) as { id: string }).id;
+      if (response.status !== 503) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
+      await response.arrayBuffer();
+      retriedTriggers += 1;
+    }
+  };
+  /**
+   * One light delivery after another until `until` settles: their ids, trigger→receipt latencies, and
+   * those split at the API's answer (the API's queue, which no Temporal fairness reaches, then the engine and the worker).
+   */
+  const lightLoad = async (until: Promise<unknown>) => {
+    let done = false;
+    void until.finally(() => {
+      done = true;
+    });
+    const latencies: number[] = [];
+    const accepting: number[] = [];
+    const afterAccepted: number[] = [];
+    const ids: string[] = [];
+    while (!done) {
+      const sent = performance.now();
+      const id = await trigger(lightKey);
+      const accepted = performance.now();
+      await receiver.arrival(id);
+      const received = receiver.receivedAt.get(id)!;
+      latencies.push(received - sent);
+      accepting.push(accepted - sent);
+      afterAccepted.push(received - accepted);
+      ids.push(id);
+    }
+    const p50 = (values: number[]) => summary(values).p50.toFixed(0);
+    return {
+      latency: summary(latencies),
+      ids,
+      split: `(the API's answer p50 ${p50(accepting)} ms, then to the receiver p50 ${p50(afterAccepted)} ms)`,
+    };
+  };
+
+  const alone = await lightLoad(new Promise((resolve) => setTimeout(resolve, 5_000)));
+  const spent = cpu.start();
+  const started = performance.now();
+  const burstIds: string[] = [];
+  const burst = pool(burstSize, 50, async () => {
+    burstIds.push(await trigger(burstKey));
+  }).then(() => Promise.all(burstIds.map((id) => receiver.arrival(id))));
+  const beside = await lightLoad(burst);
+  await burst;
+  const seconds = (performance.now() - started) / 1000;
+  const burstCpu = spent();
+  const burstCounts = await countWorkflows(client, burstIds.map(deliveryWorkflowId));
+  const lightCounts = await countWorkflows(client, beside.ids.map(deliveryWorkflowId));
+  const failuresPerDelivery = (burstCounts.activityFailures + lightCounts.activityFailures) / (burstIds.length + beside.ids.length);
+  const failureCauses = failuresPerDelivery > 0 ? await activityFailureCauses(client, [...burstIds, ...beside.ids].map(deliveryWorkflowId)) : [];
+  const ratio = beside.latency.p50 / alone.latency.p50;
+  console.log(
+    `\nOne organization's burst: ${burstSize} deliveries triggered at once (50 triggers in flight), a second organization's light load beside it (one delivery at a time); load average ${formatLoad()}.`,
+  );
+  console.log(
+    `  the burst: all received in ${seconds.toFixed(1)} s (${(burstSize / seconds).toFixed(0)}/s); CPU per delivery ${formatCpu(burstCpu, burstSize + beside.ids.length)}; triggers sent again after a 503: ${retriedTriggers}`,
+  );
+  console.log(
+    `  activity failures per delivery (every history of both organizations: ${burstCounts.activityFailures} in the burst, ${lightCounts.activityFailures} in the light load): ${failuresPerDelivery.toFixed(3)} | goal ${BURST_GOALS.activityFailuresPerDelivery}: ${met(failuresPerDelivery <= BURST_GOALS.activityFailuresPerDelivery)}`,
+  );
+  for (const [cause, count] of failureCauses) console.log(`    ${count} × ${cause}`);
+  console.log(`  the light load alone (${alone.ids.length} deliveries): ${alone.latency.text} ${alone.split}`);
+  console.log(
+    `  the light load beside the burst (${beside.ids.length}): ${beside.latency.text} ${beside.split} | p50 beside ÷ alone ${ratio.toFixed(2)}, goal ≤ ${BURST_GOALS.lightBesideOverAlone}: ${met(ratio <= BURST_GOALS.lightBesideOverAlone)}`,
+  );
+}
+
+/** Why activity attempts failed, most frequent first: each last failure a retry carried and each final failure or timeout. */
+async function activityFailureCauses(client: Client, workflowIds: string[]): Promise<[string, number][]> {
+  const causes = new Map<string, number>();
+  const note = (cause: string) => causes.set(cause, (causes.get(cause) ?? 0) + 1);
+  for (const workflowId of workflowIds) {
+    for (const event of (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
+      const started = event.activityTaskStartedEventAttributes;
+      if (started?.lastFailure) note(`retried after: ${started.lastFailure.message}`);
+      const failure = event.activityTaskFailedEventAttributes?.failure ?? event.activityTaskTimedOutEventAttributes?.failure;
+      if (failure) note(`failed: ${failure.message}`);
+    }
+  }
+  return [...causes].sort((a, b) => b[1] - a[1]);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import {
+  type Priority,
   type SearchAttributePair,
   type UpdateDefinition,
   type Workflow,
@@ -54,9 +55,23 @@ export class WorkflowEngineUnavailableError extends Error {
 export interface StartOptions<W extends Workflow> {
   workflowId: string;
   args: Parameters<W>;
+  /** Whose work the run is: its fairness key (organizationFairness). */
+  organizationId: string;
   searchAttributes: SearchAttributePair[];
   /** A one-line summary the Web UI shows for the run. */
   summary?: string;
+}
+
+/**
+ * Temporal's fairness key for a run (Task Queue Fairness, switched on in every server the product
+ * runs: runtime/temporal.ts, runtime/cluster/server-config.ts, docker-compose.yml): matching
+ * dispatches a task queue's backlog round robin across the keys its tasks carry, so one
+ * organization's burst waits behind its own work, not in front of another's
+ * (docs/api/fair-sharing.md). Every organization has the default weight, an equal share. The run's
+ * activities and the child workflows it starts inherit it.
+ */
+function organizationFairness(organizationId: string): Priority {
+  return { fairnessKey: organizationId };
 }
 
 // gRPC status codes for a run that is gone or closed, and for a server that did not answer.
@@ -87,6 +102,7 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
         taskQueue,
         args: options.args,
         typedSearchAttributes: options.searchAttributes,
+        priority: organizationFairness(options.organizationId),
         ...(options.summary ? { staticSummary: options.summary } : {}),
         ...extra,
         // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
@@ -179,6 +195,7 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: start.args,
         typedSearchAttributes: start.searchAttributes,
+        priority: organizationFairness(start.organizationId),
       } as unknown as ConstructorParameters<typeof WithStartWorkflowOperation<W>>[1]);
       try {
         const execute = client.workflow.executeUpdateWithStart as (

@@ -67,6 +67,13 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     // costs little (docs/benchmarks.md: a no-op workflow 100 → 39 ms).
     '--dynamic-config-value',
     `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_READS_PER_SECOND}`,
+    // Task queue fairness (off by default): matching dispatches a backlog round robin across the
+    // fairness keys its tasks carry, each run's organization (platform/workflow-gateway.ts), so one
+    // organization's burst waits behind its own work, not in front of another's. Eager activities
+    // (above) skip matching and so its fairness; an attempt's share of the worker is kept by the
+    // worker itself, eager or not (webhooks/fair-share.ts, docs/api/fair-sharing.md).
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
   ];
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));

@@ -7,9 +7,15 @@ import type { Config } from '../platform/config';
 import type { Database } from '../platform/database';
 import { scrubText, serializeError } from '../platform/logger';
 import type { ResolveHost } from '../webhooks/targets';
+import { createActivitySlots } from './activity-slots';
 import { workflowBundle } from './workflow-bundle';
 
 let runtimeInstalled = false;
+
+/** The SDK's own defaults for the slots a tuner must name (worker-options.js), kept as they were. */
+const SDK_WORKFLOW_TASK_SLOTS = 40;
+const SDK_LOCAL_ACTIVITY_SLOTS = 100;
+const SDK_NEXUS_TASK_SLOTS = 100;
 
 /** The SDK's own logs are noisy at INFO; ours go through pino. Installed once per process. */
 export function installQuietRuntime(): void {
@@ -60,6 +66,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   boundHeapGrowth(options.config.WORKER_HEAP_GROWING_PERCENT);
   const connection = await NativeConnection.connect({ address: options.address });
   const { config } = options;
+  const activitySlots = createActivitySlots(config.WORKER_MAX_CONCURRENT_ACTIVITIES);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -69,6 +76,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
       webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       deliverySlotsPerOrganization: config.DELIVERY_SLOTS_PER_ORGANIZATION,
+      lendWorkerSlot: activitySlots.lend,
       resolveHost: options.resolveHost,
       logger: options.logger,
       publicBaseUrl: config.PUBLIC_BASE_URL,
@@ -78,7 +86,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    // The SDK's fixed slots (its defaults) but for activities, whose slots a waiting delivery attempt
+    // lends to the next task (runtime/activity-slots.ts).
+    tuner: {
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_WORKFLOW_TASK_SLOTS },
+      activityTaskSlotSupplier: activitySlots.supplier,
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_LOCAL_ACTIVITY_SLOTS },
+      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_NEXUS_TASK_SLOTS },
+    },
     // A workflow task waits this long for the worker that ran the workflow last before any worker may
     // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
     stickyQueueScheduleToStartTimeout: '3 seconds',

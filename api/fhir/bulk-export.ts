@@ -115,6 +115,7 @@ export function bulkExportRouter({
         await workflows.startOnce(exportWorkflow, {
           workflowId: exportWorkflowId(exportId),
           args: [{ exportId, organizationId, fileLifetimeHours: config.BULK_EXPORT_FILE_HOURS }],
+          organizationId,
           searchAttributes: exportSearchAttributes(organizationId),
           summary: `${level} export of ${request.types.length} type(s)`,
         });

@@ -121,6 +121,7 @@ export function priorAuthorizationRouter({
     await workflows.startOrJoin(priorAuthWorkflow, {
       workflowId: authorization.workflowId,
       args: [{ authorizationId: authorization.id, organizationId, pace: settings.pace, retryScheduleMs }],
+      organizationId,
       searchAttributes: priorAuthSearchAttributes(organizationId, claimKey),
     });
     return sendFhir(

@@ -86,6 +86,7 @@ export function subscriptionRouter({
             retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
           },
         ],
+        organizationId,
         searchAttributes: subscriptionSearchAttributes(organizationId),
         summary: `Subscription ${row.id}`,
       });

@@ -212,6 +212,7 @@ export function aggregatorRoutes({
                   webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
                 },
               ],
+              organizationId: auth.organizationId,
               searchAttributes: aggregatorSearchAttributes(auth.organizationId),
             });
           },

@@ -212,6 +212,7 @@ export function scenarioRoutes({ db, config, workflows, fhirStore }: ScenarioRou
                   newRun: run,
                 },
               ],
+              organizationId: run.organizationId,
               searchAttributes: scenarioSearchAttributes(run),
               summary: `${scenario.name}: ${run.patientId}${plan.outcome ? `, ${plan.outcome}` : ''} (${paceText})`,
             }),

@@ -230,6 +230,7 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
           workflow: deliveryWorkflow,
           workflowId: deliveryWorkflowId(delivery.id),
           args: [{ deliveryId: delivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, resumeFrom: { status: delivery.status, attemptsMade } }],
+          organizationId: delivery.organizationId,
           searchAttributes: deliverySearchAttributes(delivery),
         });
         return present(await findOwned(auth.organizationId, params.id));

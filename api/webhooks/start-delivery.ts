@@ -16,6 +16,7 @@ export async function startDelivery(deps: { workflows: WorkflowGateway; db: Data
   return deps.workflows.startOnce(deliveryWorkflow, {
     workflowId: deliveryWorkflowId(delivery.id),
     args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: carried }],
+    organizationId: delivery.organizationId,
     searchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
   });
 }

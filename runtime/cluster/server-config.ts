@@ -128,6 +128,8 @@ export function dynamicConfig(): string {
       'system.enableActivityEagerExecution': value(true),
       'history.transferProcessorMaxPollRPS': value(TRANSFER_QUEUE_READS_PER_SECOND),
       'system.forceSearchAttributesCacheRefreshOnRead': value(true),
+      // A queue whose backlog was written before this was on is drained by the server (1.32) itself.
+      'matching.enableFairness': value(true),
     },
     null,
     2,

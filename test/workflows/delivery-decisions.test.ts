@@ -123,6 +123,7 @@ describe('the delivery workflow, with fake activities', () => {
         workflow: deliveryWorkflow,
         workflowId: deliveryWorkflowId(id),
         args: [{ deliveryId: id, retryScheduleMs: [30_000, 120_000], resumeFrom: { status: 'failed', attemptsMade: 5 } }],
+        organizationId: fakeDelivery(id).organizationId,
         searchAttributes: deliverySearchAttributes({ ...fakeDelivery(id), status: 'failed' }),
       });
       expect(accepted).toMatchObject({ status: 'pending' });

@@ -28,20 +28,25 @@ import {
   deliveryWorkflowId,
   replayDeliveryUpdate,
 } from './contract';
-import { decideAfterAttempt, decideAfterReplay } from './policy';
+import { ATTEMPT_HEARTBEAT_TIMEOUT_MS, decideAfterAttempt, decideAfterReplay } from './policy';
 
 /** The patch (workflow versioning) under which the first attempt, not a step before it, records a new delivery. */
 const FIRST_ATTEMPT_RECORDS_DELIVERY = 'first-attempt-records-delivery';
 /** The patch under which a cancel answers at once while an attempt is in flight, instead of waiting for it. */
 const CANCEL_DURING_ATTEMPT = 'cancel-during-attempt';
 
+// Replay checks an activity's type and id, not its timeouts: changing these is safe for running histories.
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
-  // 15 s receiver timeout plus a slow-chaos delay and the database writes around it.
-  startToCloseTimeout: '2 minutes',
-  // The attempt heartbeats every second: one whose worker died is retried within seconds (it then
-  // finds its recorded intent and resolves it as `unknown` rather than sending again).
-  heartbeatTimeout: '5 seconds',
-  // Only infrastructure errors reach this policy; receiver answers are results, recorded once.
+  // The attempt may first wait its turn behind its organization's other attempts on the worker
+  // (webhooks/fair-share.ts): 20 slots × 15 s receiver timeouts drain 400 waiting attempts to a silent
+  // receiver in 5 minutes; then the 15 s timeout, a slow-chaos delay and the database writes. One that
+  // waits longer times out and is retried at the back of the line.
+  startToCloseTimeout: '10 minutes',
+  // An attempt whose worker died is retried within this (it then finds its recorded intent and
+  // resolves it as `unknown` rather than sending again).
+  heartbeatTimeout: ATTEMPT_HEARTBEAT_TIMEOUT_MS,
+  // Only infrastructure errors and timeouts reach this policy, and are retried within a second or
+  // so; receiver answers are results, recorded once.
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 // A short database write: run in the worker without a round trip through the server.
@@ -182,7 +187,10 @@ async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
 /**
  * Starts a delivery from inside a workflow (a scenario step, an aggregator completion, an exhausted
  * report): a child that outlives its parent (ABANDON), so a cancelled run or a finished parent never
- * cuts a delivery short; the same id and search attributes as a delivery the API starts.
+ * cuts a delivery short; the same id and search attributes as a delivery the API starts. Its
+ * fairness key is its parent's: a child inherits the starting run's priority, every run is started
+ * with its organization's (platform/workflow-gateway.ts), and every parent here is of the
+ * delivery's own organization.
  */
 export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: number[], summary?: string) {
   return startChild(deliveryWorkflow, {
