@@ -27,6 +27,14 @@ const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 100;
 const DEFAULT_WORKER_HEAP_GROWING_PERCENT = 100;
 
 /**
+ * The soft memory limit `npm start` gives the Temporal dev server it runs (TEMPORAL_DEV_SERVER_MEMORY_LIMIT,
+ * its GOMEMLIMIT). Left to Go, whose heap grows to twice what it last kept before it collects, a server
+ * holding 10,000 deliveries in backoff held 490 MiB; with this limit 335 MiB, filled as fast (figures:
+ * docs/benchmarks.md, Memory of npm start). Soft: past it Go collects more often (at most half its CPU), never fails.
+ */
+const DEFAULT_TEMPORAL_DEV_SERVER_MEMORY_LIMIT = '128MiB';
+
+/**
  * Every setting the service reads, validated once at start-up. docs/operations/configuration.md
  * mirrors the descriptions here.
  */
@@ -83,6 +91,12 @@ const environmentSchema = z.object({
   TOOLS_DIR: z.string().min(1).default(DEFAULT_TOOLS_DIR),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  /** GOMEMLIMIT of the local dev server (Go's syntax: a number and B, KiB, MiB, GiB or TiB); `off` leaves Go's own, none. */
+  TEMPORAL_DEV_SERVER_MEMORY_LIMIT: z
+    .string()
+    .regex(/^(off|\d+(B|KiB|MiB|GiB|TiB))$/, 'expected off or a size such as 128MiB (B, KiB, MiB, GiB or TiB)')
+    .default(DEFAULT_TEMPORAL_DEV_SERVER_MEMORY_LIMIT)
+    .transform((value) => (value === 'off' ? null : value)),
   TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),

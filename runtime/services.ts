@@ -33,6 +33,7 @@ export async function provideTemporal(config: Config, logger: Logger): Promise<T
       databaseFile: join(config.DATA_DIR, 'temporal.sqlite'),
       logFile: join(config.DATA_DIR, 'temporal.log'),
       namespace: config.TEMPORAL_NAMESPACE,
+      memoryLimit: config.TEMPORAL_DEV_SERVER_MEMORY_LIMIT ?? undefined,
     },
     logger,
   );

@@ -21,6 +21,11 @@ export interface DevServerOptions {
   /** Where the server's own output goes, so a failed start can show it. */
   logFile: string;
   namespace: string;
+  /**
+   * The server's Go runtime's soft memory limit (GOMEMLIMIT, Go's syntax: `128MiB`); unset leaves Go's
+   * own, none: its heap then grows to twice what it holds live before it collects.
+   */
+  memoryLimit?: string;
 }
 
 export interface DevServer {
@@ -85,7 +90,8 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
   mkdirSync(resolve(options.logFile, '..'), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
   // Its own process group, so Ctrl+C reaches only us and the server outlives the worker's drain.
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const env = options.memoryLimit ? { ...process.env, GOMEMLIMIT: options.memoryLimit } : process.env;
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   child.stdout?.pipe(log);

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
+// The folder alone: the package's main module loads (and runs) its 4 MB browser bundles into this process.
+import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path.js';
 
 /** `/docs`: Swagger UI served from node_modules (no CDN), reading `/openapi.json`. */
 export function docsRouter(openApiDocument: object): Router {

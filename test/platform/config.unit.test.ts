@@ -27,6 +27,7 @@ describe('configuration', () => {
       RATE_LIMIT_PER_MINUTE: 600,
       ALLOW_PRIVATE_TARGETS: true,
       WORKER_HEAP_GROWING_PERCENT: 100,
+      TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '128MiB',
     });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.TEMPORAL_ADDRESS).toBeUndefined();
@@ -35,6 +36,11 @@ describe('configuration', () => {
   it('refuses private webhook targets by default only in production', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).ALLOW_PRIVATE_TARGETS).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', ALLOW_PRIVATE_TARGETS: 'true' }).ALLOW_PRIVATE_TARGETS).toBe(true);
+  });
+
+  it("leaves the dev server's memory to Go when told off", () => {
+    expect(loadConfig({ TEMPORAL_DEV_SERVER_MEMORY_LIMIT: 'off' }).TEMPORAL_DEV_SERVER_MEMORY_LIMIT).toBeNull();
+    expect(loadConfig({ TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '1GiB' }).TEMPORAL_DEV_SERVER_MEMORY_LIMIT).toBe('1GiB');
   });
 
   it.each([
@@ -47,6 +53,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE: expected a number above 0'],
     [{ WORKER_HEAP_GROWING_PERCENT: '-5' }, 'WORKER_HEAP_GROWING_PERCENT: expected 0 or more'],
+    [{ TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '128M' }, 'TEMPORAL_DEV_SERVER_MEMORY_LIMIT: expected off or a size such as 128MiB'],
   ])('names the variable and what it accepts: %j', (env, expected) => {
     expect(configError(env)).toContain(expected);
   });
