@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Bundle, BundleLink, FhirResource, OperationOutcome } from 'fhir/r4';
+import type { Bundle, BundleEntry, BundleLink, FhirResource, OperationOutcome } from 'fhir/r4';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -39,8 +39,25 @@ export function searchsetBundle(options: {
     total: matches.length,
     link,
     entry: [
-      ...page.map((resource) => ({ fullUrl: `${fhirBase}/${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' as const } })),
+      ...page.map((resource) => matchEntry(fhirBase, resource)),
       ...(options.outcome ? [{ resource: options.outcome, search: { mode: 'outcome' as const } }] : []),
     ],
   };
+}
+
+/**
+ * The fixture resources are frozen and shared by every request (fixtures/store.ts), so each one's
+ * match entry is made once and frozen too: the response's JSON then reuses the entry's text
+ * (api/http/json.ts) instead of walking 50 entries at every search.
+ */
+const matchEntries = new WeakMap<FhirResource, BundleEntry>();
+
+function matchEntry(fhirBase: string, resource: FhirResource): BundleEntry {
+  const fullUrl = `${fhirBase}/${resource.resourceType}/${resource.id}`;
+  if (!Object.isFrozen(resource)) return { fullUrl, resource, search: { mode: 'match' } };
+  const kept = matchEntries.get(resource);
+  if (kept?.fullUrl === fullUrl) return kept;
+  const entry: BundleEntry = Object.freeze({ fullUrl, resource, search: Object.freeze({ mode: 'match' as const }) });
+  matchEntries.set(resource, entry);
+  return entry;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toJson } from '../../api/http/json';
+import { searchsetBundle } from '../../fhir/searchset';
 import { loadFhirStore } from '../../fixtures/store';
 
 const store = loadFhirStore();
@@ -25,5 +26,30 @@ describe('response JSON', () => {
     };
     expect(toJson(bundle)).toBe(JSON.stringify(bundle));
     expect(toJson([undefined, () => 1, 'a', 2, true, null])).toBe(JSON.stringify([undefined, () => 1, 'a', 2, true, null]));
+  });
+});
+
+describe('searchset JSON', () => {
+  it("writes a searchset of fixture resources as JSON.stringify does, from each match entry's kept text on later searches", () => {
+    const search = (fhirBase: string) =>
+      searchsetBundle({
+        fhirBase,
+        resourceType: 'Observation',
+        applied: [['patient', 'syn-pat-0001']],
+        matches: store.listForPatient('Observation', 'syn-pat-0001'),
+        count: 50,
+        offset: 0,
+      });
+    const first = search('http://sandbox.test/fhir/R4');
+    const again = search('http://sandbox.test/fhir/R4');
+    expect(toJson(first)).toBe(JSON.stringify(first));
+    expect(toJson(again)).toBe(JSON.stringify(again));
+    // The same entries, frozen: their text is written once, not walked at every search.
+    expect(again.entry![0]).toBe(first.entry![0]);
+    expect(Object.isFrozen(again.entry![0])).toBe(true);
+    // Another base gets entries with its own URLs.
+    const elsewhere = search('http://other.test/fhir/R4');
+    expect(elsewhere.entry![0]!.fullUrl).toBe(`http://other.test/fhir/R4/Observation/${first.entry![0]!.resource!.id}`);
+    expect(toJson(elsewhere)).toBe(JSON.stringify(elsewhere));
   });
 });
