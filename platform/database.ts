@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -15,6 +15,12 @@ import { createPgliteDatabase, hasPgliteDatabase, lockDirectory, pgliteDirectory
 import { PGLITE_SETTINGS } from './pglite-settings';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** The rows of a raw statement, whichever driver answered it: postgres.js answers an array, PGlite an object holding `rows`. */
+export async function executeRows<T>(db: Database, statement: SQL): Promise<T[]> {
+  const result = (await db.execute(statement)) as unknown as T[] | { rows: T[] };
+  return Array.isArray(result) ? result : result.rows;
+}
 
 export interface DatabaseHandle {
   db: Database;

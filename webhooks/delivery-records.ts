@@ -10,7 +10,7 @@ import {
   reliabilityProfiles,
   stagedEnvelopes,
 } from '../drizzle/schema';
-import { type Database, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
+import { type Database, executeRows, isDatabaseUnavailable, retryWhileUnavailable, storableText } from '../platform/database';
 import { newId } from '../platform/ids';
 import type { AttemptResult } from './attempt-result';
 import { DEFAULT_RELIABILITY_PROFILE, reliabilityProfileSchema } from './chaos';
@@ -92,7 +92,9 @@ async function insertNewRow(db: Database, delivery: CarriedDelivery, inline: str
     }),
     sql`, `,
   );
-  const result = await db.execute(sql`
+  const [answer] = await executeRows<{ recorded: boolean }>(
+    db,
+    sql`
     with staged as (delete from ${stagedEnvelopes} where ${stagedEnvelopes.deliveryId} = ${delivery.id} returning ${sql.identifier(stagedEnvelopes.envelopeBody.name)} as body),
     inserted as (
       insert into ${deliveries} (${ROW_COLUMN_NAMES}, ${sql.identifier(deliveries.envelopeBody.name)})
@@ -101,9 +103,8 @@ async function insertNewRow(db: Database, delivery: CarriedDelivery, inline: str
       on conflict do nothing
       returning 1
     )
-    select exists (select 1 from inserted) or exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id}) as recorded`);
-  // postgres.js answers the rows, PGlite an object holding them.
-  const [answer] = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { recorded: boolean }[];
+    select exists (select 1 from inserted) or exists (select 1 from ${deliveries} where ${deliveries.id} = ${delivery.id}) as recorded`,
+  );
   return answer?.recorded === true;
 }
 

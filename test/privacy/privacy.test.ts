@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FS, frame, VT } from '../../hl7/mllp';
 import { parseHl7 } from '../../hl7/parse';
 import { renderTemplate } from '../../hl7/templates';
+import { executeRows } from '../../platform/database';
 import { createLogger } from '../../platform/logger';
 import { passesLuhn } from '../../privacy/guard';
 import { deliveryWorkflowId } from '../../workflows/delivery/contract';
@@ -114,10 +115,9 @@ async function historyText(workflowId: string): Promise<string> {
   return texts.join('\n');
 }
 
-/** Rows of a raw query, whichever driver answered (postgres.js answers an array, PGlite `{ rows }`). */
-async function rowsOf<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await service.database.db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
+/** Rows of a raw query on the test service's database. */
+function rowsOf<T>(query: ReturnType<typeof sql>): Promise<T[]> {
+  return executeRows<T>(service.database.db, query);
 }
 
 /** The tables of the test database holding any of `values` in any column, with how many rows. */
