@@ -67,7 +67,7 @@ const scenarioRuns = Number(process.env.BENCH_SCENARIO_RUNS ?? 5);
 const burstSize = Number(process.env.BENCH_BURST ?? 2000);
 /**
  * The load is spread over this many organizations: a worker runs at most DELIVERY_SLOTS_PER_ORGANIZATION
- * (20) attempts of one organization at once and lets the others wait their turn (webhooks/fair-share.ts),
+ * (20) attempts of one organization at once and lets the others wait their turn (platform/organization-lines.ts),
  * so 50 in flight for a single organization would measure that limit, not the engine. The burst row
  * measures it: one organization's deliveries all at once.
  */
@@ -419,9 +419,17 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   };
   /**
    * One light delivery after another until `until` settles: their ids, trigger→receipt latencies, and
-   * those split at the API's answer (the API's queue, which no Temporal fairness reaches, then the engine and the worker).
+   * those split at the API's answer (the API's queue, which no Temporal fairness reaches, then the engine and the worker),
+   * and at `accepted`: those sent while the burst's triggers were still being accepted, and after.
    */
-  const lightLoad = async (until: Promise<unknown>) => {
+  const lightLoad = async (until: Promise<unknown>, accepted?: Promise<unknown>) => {
+    let burstAccepted = false;
+    void accepted?.finally(() => {
+      burstAccepted = true;
+    });
+    const duringTriggers: number[] = [];
+    const afterTriggers: number[] = [];
+    const duringTraces: Trace[] = [];
     let done = false;
     void until.finally(() => {
       done = true;
@@ -430,6 +438,7 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
     const accepting: number[] = [];
     const afterAccepted: number[] = [];
     const ids: string[] = [];
+    const traces: Trace[] = [];
     while (!done) {
       const sent = performance.now();
       const id = await trigger(lightKey);
@@ -437,15 +446,24 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
       await receiver.arrival(id);
       const received = receiver.receivedAt.get(id)!;
       latencies.push(received - sent);
+      (burstAccepted ? afterTriggers : duringTriggers).push(received - sent);
       accepting.push(accepted - sent);
       afterAccepted.push(received - accepted);
       ids.push(id);
+      const trace = { workflowId: deliveryWorkflowId(id), sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + received };
+      traces.push(trace);
+      if (!burstAccepted) duringTraces.push(trace);
     }
     const p50 = (values: number[]) => summary(values).p50.toFixed(0);
     return {
       latency: summary(latencies),
       ids,
+      traces,
+      duringTraces,
       split: `(the API's answer p50 ${p50(accepting)} ms, then to the receiver p50 ${p50(afterAccepted)} ms)`,
+      phases: accepted
+        ? `while the burst's triggers were accepted (${duringTriggers.length}): p50 ${p50(duringTriggers)} ms; after (${afterTriggers.length}), while its deliveries ran: p50 ${p50(afterTriggers)} ms`
+        : '',
     };
   };
 
@@ -453,10 +471,11 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   const spent = cpu.start();
   const started = performance.now();
   const burstIds: string[] = [];
-  const burst = pool(burstSize, 50, async () => {
+  const burstAccepted = pool(burstSize, 50, async () => {
     burstIds.push(await trigger(burstKey));
-  }).then(() => Promise.all(burstIds.map((id) => receiver.arrival(id))));
-  const beside = await lightLoad(burst);
+  });
+  const burst = burstAccepted.then(() => Promise.all(burstIds.map((id) => receiver.arrival(id))));
+  const beside = await lightLoad(burst, burstAccepted);
   await burst;
   const seconds = (performance.now() - started) / 1000;
   const burstCpu = spent();
@@ -479,6 +498,13 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   console.log(
     `  the light load beside the burst (${beside.ids.length}): ${beside.latency.text} ${beside.split} | p50 beside ÷ alone ${ratio.toFixed(2)}, goal ≤ ${BURST_GOALS.lightBesideOverAlone}: ${met(ratio <= BURST_GOALS.lightBesideOverAlone)}`,
   );
+  console.log(`    ${beside.phases}`);
+  console.log("  where the light load's time went, alone (medians of all; server event times from each workflow history):");
+  for (const line of await breakdown(client, alone.traces, DELIVERY_MARKS, alone.traces.length)) console.log(line);
+  console.log('  and beside the burst:');
+  for (const line of await breakdown(client, beside.traces, DELIVERY_MARKS, beside.traces.length)) console.log(line);
+  console.log("  of which those sent while the burst's triggers were accepted:");
+  for (const line of await breakdown(client, beside.duringTraces, DELIVERY_MARKS, beside.duringTraces.length)) console.log(line);
 }
 
 /** Why activity attempts failed, most frequent first: each last failure a retry carried and each final failure or timeout. */
