@@ -3,6 +3,7 @@ import { DELIVERY_EXHAUSTED_EVENT } from '../catalog/events';
 import { recordSubscriptionStatus } from '../fhir/subscriptions/records';
 import { DEFAULT_DELIVERY_SLOTS_PER_ORGANIZATION } from '../platform/config';
 import { type Database, isDatabaseUnavailable } from '../platform/database';
+import { createOrganizationLines } from '../platform/organization-lines';
 import type { AttemptResult } from '../webhooks/attempt-result';
 import { type ChaosEffect, pickChaos } from '../webhooks/chaos';
 import type { CarriedDelivery } from '../webhooks/claim-check';
@@ -21,7 +22,6 @@ import {
   resolveUnknownAttempt,
 } from '../webhooks/delivery-records';
 import { exhaustedReport } from '../webhooks/exhausted-report';
-import { createOrganizationLines } from '../webhooks/fair-share';
 import { type NewDelivery, newDelivery } from '../webhooks/new-delivery';
 import { exchangeWithReceiver } from '../webhooks/receiver-exchange';
 import { type ResolveHost, resolveWithSystem } from '../webhooks/targets';
@@ -33,7 +33,7 @@ export interface DeliveryActivityDependencies {
   timeoutMs: number;
   /** The DNS lookup every attempt checks the target with (and sends to what it answered); tests hand in their own. */
   resolveHost?: ResolveHost;
-  /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, webhooks/fair-share.ts). */
+  /** At most this many attempts of one organization at once in this worker (DELIVERY_SLOTS_PER_ORGANIZATION, platform/organization-lines.ts). */
   slotsPerOrganization?: number;
   /**
    * Lends the running activity's worker slot while it waits for its organization's, and gives back

@@ -7,7 +7,7 @@ import { createApiKeyCache } from '../platform/api-key-cache';
 import type { Config } from '../platform/config';
 import { type CostBudget, createCostBudget } from '../platform/cost-budget';
 import type { Database, Listen } from '../platform/database';
-import { createWorkflowGateway } from '../platform/workflow-gateway';
+import { createConfiguredGateway, type WorkflowGateway } from '../platform/workflow-gateway';
 import { createAuthorizationFlow } from '../smart/authorizations';
 import { SMART_PATHS, smartUrls } from '../smart/endpoints';
 import { createTokenService } from '../smart/tokens';
@@ -60,6 +60,8 @@ export interface ApiDependencies {
   fhirStore: FhirStore;
   /** The DNS lookup webhook URLs are checked with when configured; the system resolver when absent. */
   resolveHost?: ResolveHost;
+  /** How requests start and steer workflows, shared with the MLLP listener (one line per organization for both); a new one when absent. */
+  workflows?: WorkflowGateway;
   /** The per-address failed-authentication budget (FAILED_AUTH_PER_MINUTE), shared with the MLLP listener; a new one when absent. */
   failedAuthentications?: CostBudget;
 }
@@ -69,7 +71,7 @@ export interface ApiDependencies {
  * not /v1 (SMART discovery, OAuth, FHIR R4), and the shared middleware around them (api/http/).
  */
 export function createApp(deps: ApiDependencies): Express {
-  const workflows = createWorkflowGateway(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: deps.config.TEMPORAL_CALL_TIMEOUT_MS });
+  const workflows = deps.workflows ?? createConfiguredGateway(deps.temporal, deps.config);
   const urls = smartUrls(deps.config.PUBLIC_BASE_URL);
   const tokens = createTokenService({ db: deps.db, lifetimes: deps.config, urls, listen: deps.listen, canFilter: canEvaluate });
   const flow = createAuthorizationFlow({ ...deps, urls, tokens, canFilter: canEvaluate });

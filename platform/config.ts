@@ -18,6 +18,25 @@ export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 100;
 
 /**
+ * Workflow starts of one organization in flight at once per API process (API_STARTS_PER_ORGANIZATION);
+ * the rest wait their turn, within the call's deadline (platform/workflow-gateway.ts). Issue 32's burst:
+ * 50 of one organization's triggers in flight put another organization's start 614 ms behind them;
+ * 4 at once still keep the server busy.
+ */
+const DEFAULT_API_STARTS_PER_ORGANIZATION = 4;
+
+/**
+ * Workflow tasks one worker holds at once (WORKER_WORKFLOW_TASK_SLOTS; the SDK's default is 40). Its
+ * one workflow thread runs them one after another, so a task taken beyond what keeps that thread busy
+ * only waits inside the worker, in the order it came; left on the server, it waits in the task queue,
+ * where fairness serves each organization in turn (docs/api/fair-sharing.md). Issue 32's burst: another
+ * organization's first workflow task took 53 ms inside the worker beside it with 40, 25 ms with 5
+ * (docs/benchmarks.md). Raise it for a server far away (Temporal Cloud), where each task's round trip
+ * is long and more tasks in hand keep the thread busy.
+ */
+const DEFAULT_WORKER_WORKFLOW_TASK_SLOTS = 5;
+
+/**
  * How far V8 lets the heap of a process running a worker grow past what its last full collection
  * kept, in percent (WORKER_HEAP_GROWING_PERCENT; 0 leaves V8's own factor, up to 4×). With thousands
  * of deliveries in backoff most of a worker's heap is garbage not yet collected, which the bound keeps
@@ -98,6 +117,7 @@ const environmentSchema = z.object({
     .default(DEFAULT_TEMPORAL_DEV_SERVER_MEMORY_LIMIT)
     .transform((value) => (value === 'off' ? null : value)),
   TEMPORAL_CALL_TIMEOUT_MS: positiveInt.default(DEFAULT_TEMPORAL_CALL_TIMEOUT_MS),
+  API_STARTS_PER_ORGANIZATION: positiveInt.default(DEFAULT_API_STARTS_PER_ORGANIZATION),
   DEMO_API_KEY: z.string().regex(API_KEY_PATTERN, 'expected sk_sandbox_ followed by at least 32 letters, digits, - or _').optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   /** Per client address, in cost units (api/http/cost-limit.ts): a token exchange costs 10, an authorization 2, most others 1–3. */
@@ -124,6 +144,8 @@ const environmentSchema = z.object({
   ALLOW_PRIVATE_TARGETS: booleanFlag.optional(),
   SHUTDOWN_GRACE_SECONDS: positiveInt.default(25),
   WORKER_MAX_CACHED_WORKFLOWS: nonNegativeInt.default(DEFAULT_WORKER_MAX_CACHED_WORKFLOWS),
+  /** At least 2: the SDK refuses fewer while it caches workflow runs. */
+  WORKER_WORKFLOW_TASK_SLOTS: wholeNumber.min(2, 'expected 2 or more').default(DEFAULT_WORKER_WORKFLOW_TASK_SLOTS),
   WORKER_HEAP_GROWING_PERCENT: nonNegativeInt.default(DEFAULT_WORKER_HEAP_GROWING_PERCENT),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default(DEFAULT_RETRY_SCHEDULE_MS as number[]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),

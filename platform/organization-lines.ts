@@ -1,39 +1,39 @@
 /**
- * Slots per organization (issue 23, fair sharing): at most `perOrganization` attempts of one
- * organization run at once in a worker process, so a receiver that never answers (or a slow chaos
- * profile) holds that many attempts, never all of the worker's, and every other organization's
- * deliveries keep theirs. An attempt past the bound waits in its organization's line, first come
- * first served, and takes the slot of the next of its organization's attempts to end (issue 32: it
- * is never failed for waiting, which would make Temporal retry it in a loop). Counted per process:
- * N workers allow N × the bound.
+ * Slots per organization (issue 23, fair sharing): at most `perOrganization` pieces of one
+ * organization's work run at once in a process, and every other organization keeps its own slots.
+ * Work past the bound waits in its organization's line, first come first served, and takes the slot
+ * of the next of its organization's pieces to end; it is never refused for waiting. Counted per
+ * process: N processes allow N × the bound. Webhook attempts on a worker use them (a receiver that
+ * never answers holds that many attempts, never all of the worker's; activities/deliveries.ts), and
+ * so do the API's workflow starts (platform/workflow-gateway.ts).
  */
 export interface OrganizationLines {
   /** Takes one of the organization's slots when one is free and nobody waits for it. */
   tryTake(organizationId: string): boolean;
   /**
-   * Joins the organization's line; settles once an ending attempt hands over its slot, which the
+   * Joins the organization's line; settles once an ending piece of work hands over its slot, which the
    * caller then holds. Rejects, leaving the line, when `signal` aborts (with its reason), or when a
-   * later execution of the same attempt (`attemptKey`) joins: Temporal only runs an attempt again
-   * once it gave up on the earlier execution, so the later one takes the earlier one's place.
+   * later waiter with the same `key` joins and takes its place (a webhook attempt's key: Temporal only
+   * runs an attempt again once it gave up on the earlier execution).
    */
-  waitTurn(organizationId: string, attemptKey: string, signal?: AbortSignal): Promise<void>;
-  /** Gives a held slot back: to the first attempt in the organization's line, else it is free. */
+  waitTurn(organizationId: string, key: string, signal?: AbortSignal): Promise<void>;
+  /** Gives a held slot back: to the first waiter in the organization's line, else it is free. */
   give(organizationId: string): void;
 }
 
-/** Why a waiting attempt left the line: a later execution of the same attempt took its place. */
-export class AttemptSuperseded extends Error {
-  override name = 'AttemptSuperseded';
+/** Why a waiter left the line: a later one with the same key took its place. */
+export class TurnSuperseded extends Error {
+  override name = 'TurnSuperseded';
 }
 
 interface Waiter {
-  attemptKey: string;
+  key: string;
   takeSlot(): void;
   leave(reason: unknown): void;
 }
 
 export function createOrganizationLines(perOrganization: number): OrganizationLines {
-  /** Per organization with an attempt running: how many run, and the line, first come first. */
+  /** Per organization with work running: how many run, and the line, first come first. */
   const organizations = new Map<string, { running: number; line: Waiter[] }>();
 
   function tryTake(organizationId: string): boolean {
@@ -50,14 +50,14 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
   return {
     tryTake,
 
-    waitTurn(organizationId, attemptKey, signal) {
+    waitTurn(organizationId, key, signal) {
       return new Promise<void>((resolve, reject) => {
         if (signal?.aborted) return reject(signal.reason);
         if (tryTake(organizationId)) return resolve();
         const held = organizations.get(organizationId)!;
         const onAbort = () => waiter.leave(signal!.reason);
         const waiter: Waiter = {
-          attemptKey,
+          key,
           takeSlot() {
             signal?.removeEventListener('abort', onAbort);
             resolve();
@@ -69,11 +69,11 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
             reject(reason);
           },
         };
-        const earlier = held.line.findIndex((each) => each.attemptKey === attemptKey);
+        const earlier = held.line.findIndex((each) => each.key === key);
         if (earlier >= 0) {
           const superseded = held.line[earlier]!;
           held.line[earlier] = waiter;
-          superseded.leave(new AttemptSuperseded(`A later execution of attempt ${attemptKey} took this one's place in line.`));
+          superseded.leave(new TurnSuperseded(`A later waiter with key ${key} took this one's place in line.`));
         } else {
           held.line.push(waiter);
         }

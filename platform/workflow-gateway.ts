@@ -18,7 +18,8 @@ import {
   type WorkflowIdConflictPolicy,
   type WorkflowIdReusePolicy,
 } from '@temporalio/common';
-import { DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
+import { type Config, DEFAULT_TEMPORAL_CALL_TIMEOUT_MS } from './config';
+import { createOrganizationLines } from './organization-lines';
 import { WORKFLOW_REFUSAL } from './workflow-refusal';
 
 /**
@@ -83,20 +84,56 @@ const UNAVAILABLE = 14;
 
 export type WorkflowGateway = ReturnType<typeof createWorkflowGateway>;
 
+export interface GatewayOptions {
+  callTimeoutMs?: number;
+  /**
+   * At most this many workflow starts of one organization in flight at once through this gateway
+   * (API_STARTS_PER_ORGANIZATION); the rest wait their turn in its line. The server takes starts in
+   * the order they come, so without it one organization's burst of requests queues every other
+   * organization's start behind its own. None when absent.
+   */
+  startsPerOrganization?: number;
+}
+
 /**
  * Every call gets a deadline (`callTimeoutMs`): the SDK otherwise retries an unreachable server for
- * many seconds, and an HTTP request waiting on it would hang through a Temporal restart.
+ * many seconds, and an HTTP request waiting on it would hang through a Temporal restart. A start's
+ * deadline counts its wait in its organization's line.
  */
-export function createWorkflowGateway(client: Client, taskQueue: string, options: { callTimeoutMs?: number } = {}) {
+export function createWorkflowGateway(client: Client, taskQueue: string, options: GatewayOptions = {}) {
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
-  const withDeadline = <T>(call: () => Promise<T>) => client.withDeadline(Date.now() + callTimeoutMs, call);
+  const withDeadline = <T>(call: () => Promise<T>, deadline = Date.now() + callTimeoutMs) => client.withDeadline(deadline, call);
+  const startLines = options.startsPerOrganization ? createOrganizationLines(options.startsPerOrganization) : undefined;
+  /** Each waiter's own key: no start takes another's place in line. */
+  let waiterKey = 0;
+
+  /** Runs a start once its organization has a slot, all within one deadline. */
+  async function inTurn<T>(organizationId: string, start: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + callTimeoutMs;
+    if (!startLines) return withDeadline(start, deadline);
+    if (!startLines.tryTake(organizationId)) {
+      waiterKey += 1;
+      try {
+        await startLines.waitTurn(organizationId, String(waiterKey), AbortSignal.timeout(callTimeoutMs));
+      } catch {
+        throw new WorkflowEngineUnavailableError(
+          `the organization's earlier requests were still starting work after ${callTimeoutMs} ms; nothing was started`,
+        );
+      }
+    }
+    try {
+      return await withDeadline(start, deadline);
+    } finally {
+      startLines.give(organizationId);
+    }
+  }
 
   function startRequest<W extends Workflow>(
     workflow: W,
     options: StartOptions<W>,
     extra: { workflowIdReusePolicy?: WorkflowIdReusePolicy; workflowIdConflictPolicy?: WorkflowIdConflictPolicy } = {},
   ) {
-    return withDeadline(() =>
+    return inTurn(options.organizationId, () =>
       client.workflow.start(workflow, {
         workflowId: options.workflowId,
         taskQueue,
@@ -202,12 +239,23 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
           def: UpdateDefinition<Ret, Args>,
           options: { args: Args; startWorkflowOperation: WithStartWorkflowOperation<W> },
         ) => Promise<Ret>;
-        return await withDeadline(() => execute.call(client.workflow, update, { args, startWorkflowOperation }));
+        return await inTurn(start.organizationId, () => execute.call(client.workflow, update, { args, startWorkflowOperation }));
       } catch (error) {
         throw typed(error);
       }
     },
   };
+}
+
+/** The gateway a process's API and MLLP listener share, as configured: one line per organization for both. */
+export function createConfiguredGateway(
+  client: Client,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_CALL_TIMEOUT_MS' | 'API_STARTS_PER_ORGANIZATION'>,
+): WorkflowGateway {
+  return createWorkflowGateway(client, config.TEMPORAL_TASK_QUEUE, {
+    callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS,
+    startsPerOrganization: config.API_STARTS_PER_ORGANIZATION,
+  });
 }
 
 /** Whatever stopped a start, the work is not known to have started. */

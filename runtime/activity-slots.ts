@@ -2,7 +2,7 @@ import type { ActivitySlotInfo, CustomSlotSupplier, SlotPermit } from '@temporal
 
 /**
  * The worker's activity slots (WORKER_MAX_CONCURRENT_ACTIVITIES) as a Temporal slot supplier that
- * can lend one. A delivery attempt waiting in its organization's line (webhooks/fair-share.ts) is a
+ * can lend one. A delivery attempt waiting in its organization's line (platform/organization-lines.ts) is a
  * running activity that does nothing; were its slot counted, one organization's waiting attempts
  * would fill the worker and no other organization's task would be polled (issue 23's starvation,
  * by waiting instead of by sending). So a waiting attempt lends its slot: the worker polls another

@@ -8,7 +8,7 @@ import type { Config } from '../platform/config';
 import { createCostBudget } from '../platform/cost-budget';
 import type { DatabaseHandle } from '../platform/database';
 import { VERSION } from '../platform/version';
-import { createWorkflowGateway } from '../platform/workflow-gateway';
+import { createConfiguredGateway } from '../platform/workflow-gateway';
 import type { ResolveHost } from '../webhooks/targets';
 import { type RunningMllpListener, startMllpListener } from './mllp';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -79,7 +79,9 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   if (options.roles.api) {
     // One failed-authentication budget per address for HTTP and MLLP alike.
     const failedAuthentications = createCostBudget(config.FAILED_AUTH_PER_MINUTE);
+    const workflows = createConfiguredGateway(temporal.client, config);
     app = createApp({
+      workflows,
       failedAuthentications,
       config,
       db: database.db,
@@ -91,7 +93,6 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
       resolveHost: options.resolveHost,
     });
     server = await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_SECONDS);
-    const workflows = createWorkflowGateway(temporal.client, config.TEMPORAL_TASK_QUEUE, { callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS });
     mllp = await startMllpListener({ config, db: database.db, workflows, logger, failedAuthentications });
   }
 

@@ -76,7 +76,7 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     // fairness keys its tasks carry, each run's organization (platform/workflow-gateway.ts), so one
     // organization's burst waits behind its own work, not in front of another's. Eager activities
     // (above) skip matching and so its fairness; an attempt's share of the worker is kept by the
-    // worker itself, eager or not (webhooks/fair-share.ts, docs/api/fair-sharing.md).
+    // worker itself, eager or not (platform/organization-lines.ts, docs/api/fair-sharing.md).
     '--dynamic-config-value',
     'matching.enableFairness=true',
   ];

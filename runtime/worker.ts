@@ -12,8 +12,7 @@ import { workflowBundle } from './workflow-bundle';
 
 let runtimeInstalled = false;
 
-/** The SDK's own defaults for the slots a tuner must name (worker-options.js), kept as they were. */
-const SDK_WORKFLOW_TASK_SLOTS = 40;
+/** The SDK's own defaults for the other slots a tuner must name (worker-options.js), kept as they were. */
 const SDK_LOCAL_ACTIVITY_SLOTS = 100;
 const SDK_NEXUS_TASK_SLOTS = 100;
 
@@ -86,10 +85,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    // The SDK's fixed slots (its defaults) but for activities, whose slots a waiting delivery attempt
-    // lends to the next task (runtime/activity-slots.ts).
+    // Fixed slots: workflow tasks as few as WORKER_WORKFLOW_TASK_SLOTS (platform/config.ts says why),
+    // activities as many as the SDK's default, whose slots a waiting delivery attempt lends to the next
+    // task (runtime/activity-slots.ts), and the SDK's defaults for the rest.
     tuner: {
-      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_WORKFLOW_TASK_SLOTS },
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: config.WORKER_WORKFLOW_TASK_SLOTS },
       activityTaskSlotSupplier: activitySlots.supplier,
       localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_LOCAL_ACTIVITY_SLOTS },
       nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_NEXUS_TASK_SLOTS },

@@ -27,6 +27,8 @@ describe('configuration', () => {
       RATE_LIMIT_PER_MINUTE: 600,
       ALLOW_PRIVATE_TARGETS: true,
       WORKER_HEAP_GROWING_PERCENT: 100,
+      WORKER_WORKFLOW_TASK_SLOTS: 5,
+      API_STARTS_PER_ORGANIZATION: 4,
       TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '128MiB',
     });
     expect(config.DATABASE_URL).toBeUndefined();
@@ -53,6 +55,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE: expected a number above 0'],
     [{ WORKER_HEAP_GROWING_PERCENT: '-5' }, 'WORKER_HEAP_GROWING_PERCENT: expected 0 or more'],
+    [{ WORKER_WORKFLOW_TASK_SLOTS: '1' }, 'WORKER_WORKFLOW_TASK_SLOTS: expected 2 or more'],
     [{ TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '128M' }, 'TEMPORAL_DEV_SERVER_MEMORY_LIMIT: expected off or a size such as 128MiB'],
   ])('names the variable and what it accepts: %j', (env, expected) => {
     expect(configError(env)).toContain(expected);

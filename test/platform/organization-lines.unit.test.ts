@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptSuperseded, createOrganizationLines } from '../../webhooks/fair-share';
+import { createOrganizationLines, TurnSuperseded } from '../../platform/organization-lines';
 
 /** Lets every settled promise's callbacks run. */
 const settled = () => new Promise((resolve) => setImmediate(resolve));
@@ -60,12 +60,12 @@ describe('organization lines', () => {
     void join(lines, turns, 'a', 'dlv_2#1');
     const retried = lines.waitTurn('a', 'dlv_1#1').then(() => turns.push('dlv_1#1 (retry)'));
     await settled();
-    expect(turns).toEqual([`dlv_1#1 left: ${AttemptSuperseded.name}`]);
+    expect(turns).toEqual([`dlv_1#1 left: ${TurnSuperseded.name}`]);
     // The retry has the first place in line, ahead of the attempt that came after the stale one.
     lines.give('a');
     await retried;
     await settled();
-    expect(turns).toEqual([`dlv_1#1 left: ${AttemptSuperseded.name}`, 'dlv_1#1 (retry)']);
+    expect(turns).toEqual([`dlv_1#1 left: ${TurnSuperseded.name}`, 'dlv_1#1 (retry)']);
     lines.give('a');
     await settled();
     expect(turns.at(-1)).toBe('dlv_2#1');

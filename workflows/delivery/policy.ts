@@ -3,7 +3,7 @@ import type { AttemptResult } from '../../webhooks/attempt-result';
 /**
  * How long an attempt's activity may go without a heartbeat reaching Temporal before it is taken for
  * lost (its worker died) and retried. The SDK sends one at most every 0.8 × this (24 s), which leaves
- * 6 s for one to arrive late on a loaded machine: an attempt waiting its turn (webhooks/fair-share.ts)
+ * 6 s for one to arrive late on a loaded machine: an attempt waiting its turn (platform/organization-lines.ts)
  * heartbeats for as long as it waits, and 5 s (1 s of slack) let waiting attempts time out under load.
  * Longer would cost a dead worker's attempts more delay; shorter, more heartbeats per waiting attempt.
  */

@@ -38,7 +38,7 @@ const CANCEL_DURING_ATTEMPT = 'cancel-during-attempt';
 // Replay checks an activity's type and id, not its timeouts: changing these is safe for running histories.
 const { attemptDelivery } = proxyActivities<SandboxActivities>({
   // The attempt may first wait its turn behind its organization's other attempts on the worker
-  // (webhooks/fair-share.ts): 20 slots × 15 s receiver timeouts drain 400 waiting attempts to a silent
+  // (platform/organization-lines.ts): 20 slots × 15 s receiver timeouts drain 400 waiting attempts to a silent
   // receiver in 5 minutes; then the 15 s timeout, a slow-chaos delay and the database writes. One that
   // waits longer times out and is retried at the back of the line.
   startToCloseTimeout: '10 minutes',
