@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Express, Request, Response } from 'express';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { redactUrl } from '../../platform/logger';
 
@@ -37,6 +37,21 @@ const RECEIVED_AT = Symbol('receivedAt');
 const LOGGER = Symbol('logger');
 type Tracked = Request & { [RECEIVED_AT]: number; [LOGGER]?: Logger };
 
+/**
+ * The key Express's router keeps a request's matched path under (router 2's `matchedRoute`, for its
+ * tracing), set on every request; not exported, so found once by letting a router match a stand-in
+ * request. Undefined if a later router names it otherwise: that request property is then added as before.
+ */
+const MATCHED_ROUTE = (() => {
+  const probe = express.Router();
+  probe.use((_req, _res, next) => next());
+  const standIn = { method: 'GET', url: '/' } as Request;
+  probe(standIn, {} as Response, () => {});
+  return Object.getOwnPropertySymbols(standIn).find((key) => key.description === 'router.tracing.matchedRoute');
+})();
+
+const DEFAULT_STATUS = { code: ServerResponse.prototype.statusCode, message: ServerResponse.prototype.statusMessage };
+
 /** Express's `app.handle(req, res, callback)`: what the app, as the server's request listener, calls for every request. */
 type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
 
@@ -52,11 +67,13 @@ type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) =>
  *
  * It runs before the app's middleware, wrapping `app.handle`: Express then changes the request's and
  * the response's prototypes (to the app's), and V8 makes every property added to an object after such
- * a change a new hidden class of its own (2 µs each here, measured). So the request is given here,
- * before that, its id and arrival time, and the properties Express's router and `app.handle` add to
- * every request with the values they would give (`originalUrl`, `baseUrl`, `params`, `next`, `route`,
- * parseurl's `_parsedUrl`, `res.locals`): each then only changes a value. Mounted inside another app
- * (whose `handle` has run), it keeps what that app gave.
+ * a change a new hidden class of that object alone (2 µs each here, measured, and every function that
+ * reads the request then sees a new class each time). So the request is given here, before that, its
+ * id and arrival time, and the properties Express's router, `app.handle` and Node add to every request
+ * and response, with the values they would give (`originalUrl`, `baseUrl`, `params`, `next`, `route`,
+ * the router's matched path, parseurl's `_parsedUrl`, `_eventsCount`; `res.locals`, `statusCode`,
+ * `statusMessage`): each then only changes a value, and every request has the same hidden class.
+ * Mounted inside another app (whose `handle` has run), it keeps what that app gave.
  */
 export function requestContext(app: Express, logger: Logger): void {
   Object.defineProperty(app.request, 'log', {
@@ -89,7 +106,16 @@ export function requestContext(app: Express, logger: Logger): void {
     shaped.next ??= undefined;
     shaped.route ??= undefined;
     shaped._parsedUrl ??= undefined;
+    if (MATCHED_ROUTE) (shaped as Record<symbol, unknown>)[MATCHED_ROUTE] ??= undefined;
+    // Node's streams leave the listener count on EventEmitter's prototype (0) until a listener is
+    // added, which Node does once the request is answered.
+    if (!Object.hasOwn(req, '_eventsCount')) (req as unknown as { _eventsCount: number })._eventsCount = 0;
     (res as Partial<Response>).locals ??= Object.create(null);
+    if (!Object.hasOwn(res, 'statusCode')) {
+      // Own properties from here on, with ServerResponse.prototype's values: Node sets both when it writes the head.
+      res.statusCode = DEFAULT_STATUS.code;
+      res.statusMessage = DEFAULT_STATUS.message;
+    }
     res.setHeader('X-Request-Id', id);
     // A response closes once: `on` spares the wrapper `once` makes per request.
     if (logger.isLevelEnabled('error')) res.on('close', logAnswered);

@@ -61,6 +61,8 @@ describe('requestContext', () => {
   it('gives each request its id, the X-Request-Id header, req.log, and what Express gives a handler', async () => {
     const { base, settled } = await appLoggingAt('warn');
     const response = await fetch(`${base}/v1/things/seen?token=secret&x=1`);
+    expect(response.status).toBe(200);
+    expect(response.statusText).toBe('OK');
     const requestId = response.headers.get('x-request-id');
     expect(requestId).toMatch(/^req_[0-9a-f]{24}$/);
     expect(await response.json()).toEqual({
