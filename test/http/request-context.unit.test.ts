@@ -12,6 +12,7 @@ afterAll(() => Promise.all(servers.map((server) => new Promise((resolve) => serv
 /** An app with requestContext at `level`, its log lines collected; its routes show what a handler sees of the request. */
 async function appLoggingAt(level: string) {
   const lines: Record<string, unknown>[] = [];
+  const shapes: { atHandler: Record<'req' | 'res', string[]>; atClose: Record<'req' | 'res', string[]> }[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
       lines.push(JSON.parse(String(chunk)));
@@ -35,6 +36,11 @@ async function appLoggingAt(level: string) {
     });
   });
   app.use(seen);
+  app.get('/v1/shape', (req, res) => {
+    const atHandler = { req: Reflect.ownKeys(req).map(String), res: Reflect.ownKeys(res).map(String) };
+    res.on('close', () => shapes.push({ atHandler, atClose: { req: Reflect.ownKeys(req).map(String), res: Reflect.ownKeys(res).map(String) } }));
+    res.json({});
+  });
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -54,7 +60,7 @@ async function appLoggingAt(level: string) {
     for (let waited = 0; lines.length < count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     return lines;
   };
-  return { base, lines, settled };
+  return { base, lines, settled, shapes };
 }
 
 describe('requestContext', () => {
@@ -78,6 +84,22 @@ describe('requestContext', () => {
     expect(line).toMatchObject({ level: 40, msg: 'looked at', req: { id: requestId, method: 'GET', url: '/v1/things/seen?token=redacted&x=1' } });
     const echoed = await fetch(`${base}/v1/things/seen`, { headers: { 'x-request-id': 'partner-trace-42' } });
     expect(((await echoed.json()) as { id: string }).id).toBe('partner-trace-42');
+  });
+
+  it('gives a request and its response every property before Express changes their prototypes, so none is added after', async () => {
+    // V8 gives an object a hidden class of its own for each property added after its prototype
+    // changed (api/http/request-context.ts). Express sets req.res just before it changes the
+    // request's prototype: a string key after it was added later; a key that first appears at
+    // 'close' was added once answered.
+    const { base, shapes } = await appLoggingAt('warn');
+    await fetch(`${base}/v1/shape?x=1`);
+    for (let waited = 0; shapes.length === 0 && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    const [{ atHandler, atClose }] = shapes as [(typeof shapes)[number]];
+    const strings = atClose.req.filter((key) => !key.startsWith('Symbol('));
+    expect(strings.slice(strings.indexOf('res') + 1)).toEqual([]);
+    expect(atClose.req).toEqual(atHandler.req);
+    expect(atClose.res).toEqual(atHandler.res);
+    expect(atHandler.req).toContain('Symbol(router.tracing.matchedRoute)');
   });
 
   it('logs each answered request at info, a 5xx at error, and no line for the probes', async () => {
