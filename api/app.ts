@@ -97,7 +97,7 @@ export function createApp(deps: ApiDependencies): Express {
 
   const app = express();
   app.disable('x-powered-by');
-  app.use(requestContext(app, deps.logger));
+  requestContext(app, deps.logger);
   // Before any body is read or credential looked up: budgets per address for what has no API key to count against.
   const { FAILED_AUTH_PER_MINUTE, OAUTH_RATE_LIMIT_PER_MINUTE, FHIR_RATE_LIMIT_PER_MINUTE } = deps.config;
   const failedAuthentications = deps.failedAuthentications ?? createCostBudget(FAILED_AUTH_PER_MINUTE);

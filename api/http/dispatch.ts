@@ -102,7 +102,7 @@ export function byFirstSegment(handlers: Readonly<Record<string, RequestHandler>
 /** A dispatcher that names the routers it sends to, so what reads the app's routes (the OpenAPI check) still finds them. */
 export type Dispatcher = RequestHandler & { dispatchesTo: readonly RequestHandler[] };
 
-function dispatching(handlers: readonly RequestHandler[], dispatcher: RequestHandler): Dispatcher {
+export function dispatching(handlers: readonly RequestHandler[], dispatcher: RequestHandler): Dispatcher {
   return Object.assign(dispatcher, { dispatchesTo: handlers });
 }
 

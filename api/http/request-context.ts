@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Express, Request, RequestHandler } from 'express';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { redactUrl } from '../../platform/logger';
 
@@ -38,6 +38,24 @@ const LOGGER = Symbol('logger');
 type Tracked = Request & { [RECEIVED_AT]: number; [LOGGER]?: Logger };
 
 /**
+ * The key Express's router keeps a request's matched path under (router 2's `matchedRoute`, for its
+ * tracing), set on every request; not exported, so found once by letting a router match a stand-in
+ * request. Undefined if a later router names it otherwise: that request property is then added as before.
+ */
+const MATCHED_ROUTE = (() => {
+  const probe = express.Router();
+  probe.use((_req, _res, next) => next());
+  const standIn = { method: 'GET', url: '/' } as Request;
+  probe(standIn, {} as Response, () => {});
+  return Object.getOwnPropertySymbols(standIn).find((key) => key.description === 'router.tracing.matchedRoute');
+})();
+
+const DEFAULT_STATUS = { code: ServerResponse.prototype.statusCode, message: ServerResponse.prototype.statusMessage };
+
+/** Express's `app.handle(req, res, callback)`: what the app, as the server's request listener, calls for every request. */
+type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
+
+/**
  * Gives every request an id (the caller's X-Request-Id when it is sane, else a new one), echoes it
  * in the response, gives it `req.log` (a child of the logger bound to the request: id, method, URL
  * with its credentials redacted) and logs it once answered, at `info` (`error` for a 5xx), with the
@@ -46,8 +64,18 @@ type Tracked = Request & { [RECEIVED_AT]: number; [LOGGER]?: Logger };
  * even when nothing is logged. `req.log` is a getter on the app's request prototype, defined once,
  * that makes the child the first time it is read, so a request that logs nothing allocates nothing
  * for it; nothing below makes a function per request (under tsx each one made is also named, at a cost).
+ *
+ * It runs before the app's middleware, wrapping `app.handle`: Express then changes the request's and
+ * the response's prototypes (to the app's), and V8 makes every property added to an object after such
+ * a change a new hidden class of that object alone (2 µs each here, measured, and every function that
+ * reads the request then sees a new class each time). So the request is given here, before that, its
+ * id and arrival time, and the properties Express's router, `app.handle` and Node add to every request
+ * and response, with the values they would give (`originalUrl`, `baseUrl`, `params`, `next`, `route`,
+ * the router's matched path, parseurl's `_parsedUrl`, `_eventsCount`; `res.locals`, `statusCode`,
+ * `statusMessage`): each then only changes a value, and every request has the same hidden class.
+ * Mounted inside another app (whose `handle` has run), it keeps what that app gave.
  */
-export function requestContext(app: Express, logger: Logger): RequestHandler {
+export function requestContext(app: Express, logger: Logger): void {
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: Tracked): Logger {
@@ -59,21 +87,38 @@ export function requestContext(app: Express, logger: Logger): RequestHandler {
   function logAnswered(this: ServerResponse<IncomingMessage>): void {
     const req = this.req as Tracked;
     const level = this.statusCode >= 500 ? 'error' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
+    if (!logger.isLevelEnabled(level) || UNLOGGED_PATHS.has(req.path)) return;
     const fields = { res: { statusCode: this.statusCode }, responseTime: Date.now() - req[RECEIVED_AT] };
     if (level === 'error') req.log.error({ ...fields, err: new Error(`failed with status code ${this.statusCode}`) }, 'request errored');
     else req.log.info(fields, this.writableFinished ? 'request completed' : 'request aborted');
   }
-  return (req, res, next) => {
+  const expressApp = app as unknown as { handle: Handle };
+  const expressHandle = expressApp.handle;
+  expressApp.handle = function handle(this: Express, req, res, callback) {
+    const shaped = req as Partial<Tracked> & { _parsedUrl?: unknown };
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : newRequestId();
-    req.id = id;
-    (req as Tracked)[RECEIVED_AT] = Date.now();
-    res.setHeader('X-Request-Id', id);
-    if (logger.isLevelEnabled('error') && !UNLOGGED_PATHS.has(req.path)) {
-      // A response closes once: `on` spares the wrapper `once` makes per request.
-      res.on('close', logAnswered);
+    shaped.id = id;
+    shaped[RECEIVED_AT] = Date.now();
+    shaped.originalUrl ||= req.url!;
+    shaped.baseUrl ??= '';
+    shaped.params ??= {};
+    shaped.next ??= undefined;
+    shaped.route ??= undefined;
+    shaped._parsedUrl ??= undefined;
+    if (MATCHED_ROUTE) (shaped as Record<symbol, unknown>)[MATCHED_ROUTE] ??= undefined;
+    // Node's streams leave the listener count on EventEmitter's prototype (0) until a listener is
+    // added, which Node does once the request is answered.
+    if (!Object.hasOwn(req, '_eventsCount')) (req as unknown as { _eventsCount: number })._eventsCount = 0;
+    (res as Partial<Response>).locals ??= Object.create(null);
+    if (!Object.hasOwn(res, 'statusCode')) {
+      // Own properties from here on, with ServerResponse.prototype's values: Node sets both when it writes the head.
+      res.statusCode = DEFAULT_STATUS.code;
+      res.statusMessage = DEFAULT_STATUS.message;
     }
-    next();
+    res.setHeader('X-Request-Id', id);
+    // A response closes once: `on` spares the wrapper `once` makes per request.
+    if (logger.isLevelEnabled('error')) res.on('close', logAnswered);
+    expressHandle.call(this, req, res, callback);
   };
 }

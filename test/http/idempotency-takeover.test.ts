@@ -31,7 +31,7 @@ async function startAcceptingApp(organizationId: string) {
     release = resolve;
   });
   const app = express();
-  app.use(requestContext(app, createLogger('silent')));
+  requestContext(app, createLogger('silent'));
   app.use(express.json());
   app.use((_req, res, next) => {
     res.locals.auth = { organizationId, apiKeyId: 'test' };
