@@ -21,18 +21,19 @@ const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 100;
  * Workflow starts of one organization in flight at once per API process (API_STARTS_PER_ORGANIZATION);
  * the rest wait their turn, within the call's deadline (platform/workflow-gateway.ts). Issue 32's burst:
  * 50 of one organization's triggers in flight put another organization's start 614 ms behind them;
- * 4 at once still keep the server busy.
+ * 8 at once still keep the server busy, and no more than 8 wait ahead of another organization's start.
  */
-const DEFAULT_API_STARTS_PER_ORGANIZATION = 4;
+const DEFAULT_API_STARTS_PER_ORGANIZATION = 8;
 
 /**
  * Workflow tasks one worker holds at once (WORKER_WORKFLOW_TASK_SLOTS; the SDK's default is 40). Its
  * one workflow thread runs them one after another, so a task taken beyond what keeps that thread busy
  * only waits inside the worker, in the order it came; left on the server, it waits in the task queue,
- * where fairness serves each organization in turn (docs/api/fair-sharing.md). Issue 32's burst: another
- * organization's first workflow task took 53 ms inside the worker beside it with 40, 25 ms with 5
- * (docs/benchmarks.md). Raise it for a server far away (Temporal Cloud), where each task's round trip
- * is long and more tasks in hand keep the thread busy.
+ * where fairness serves each organization in turn (docs/api/fair-sharing.md). Beside a 1,000-delivery
+ * burst of one organization, another's light load took p50 204 ms with 40 and 102 ms with 5 (26–29 ms
+ * alone), at a cost: 19 % more CPU a delivery at 50 in flight (29.1 → 34.6 ms), the server writing the
+ * waiting tasks to its backlog and reading them back (docs/benchmarks.md). Raise it where throughput
+ * matters more than that, or for a server far away (Temporal Cloud), where each task's round trip is long.
  */
 const DEFAULT_WORKER_WORKFLOW_TASK_SLOTS = 5;
 

@@ -28,7 +28,7 @@ describe('configuration', () => {
       ALLOW_PRIVATE_TARGETS: true,
       WORKER_HEAP_GROWING_PERCENT: 100,
       WORKER_WORKFLOW_TASK_SLOTS: 5,
-      API_STARTS_PER_ORGANIZATION: 4,
+      API_STARTS_PER_ORGANIZATION: 8,
       TEMPORAL_DEV_SERVER_MEMORY_LIMIT: '128MiB',
     });
     expect(config.DATABASE_URL).toBeUndefined();
