@@ -18,6 +18,14 @@ export interface TemporalEndpoint {
   stop(): Promise<void>;
 }
 
+/**
+ * How many workflow runs `npm start`'s dev server keeps in its history cache. Its own default
+ * (128,000, each kept an hour) holds every delivery waiting in backoff: with 10,000 of them the
+ * cache was most of the server's memory. A run not in the cache is read back from its SQLite file
+ * when its next task comes (docs/benchmarks.md, Memory of npm start).
+ */
+export const DEV_SERVER_CACHED_WORKFLOWS = 1000;
+
 /** TEMPORAL_ADDRESS when set; otherwise a local dev server with its state in DATA_DIR. */
 export async function provideTemporal(config: Config, logger: Logger): Promise<TemporalEndpoint> {
   if (config.TEMPORAL_ADDRESS) {
@@ -34,6 +42,7 @@ export async function provideTemporal(config: Config, logger: Logger): Promise<T
       logFile: join(config.DATA_DIR, 'temporal.log'),
       namespace: config.TEMPORAL_NAMESPACE,
       memoryLimit: config.TEMPORAL_DEV_SERVER_MEMORY_LIMIT ?? undefined,
+      cachedWorkflows: DEV_SERVER_CACHED_WORKFLOWS,
     },
     logger,
   );

@@ -26,6 +26,12 @@ export interface DevServerOptions {
    * own, none: its heap then grows to twice what it holds live before it collects.
    */
   memoryLimit?: string;
+  /**
+   * How many workflow executions the server keeps in its history cache; unset leaves the server's own:
+   * 128,000, each kept an hour after its last use, so every run that waits (a delivery in backoff) is
+   * held in memory while it waits.
+   */
+  cachedWorkflows?: number;
 }
 
 export interface DevServer {
@@ -80,6 +86,7 @@ export async function startDevServer(options: DevServerOptions, logger: Logger):
     '--dynamic-config-value',
     'matching.enableFairness=true',
   ];
+  if (options.cachedWorkflows !== undefined) args.push('--dynamic-config-value', `history.hostLevelCacheMaxSize=${options.cachedWorkflows}`);
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.databaseFile) {

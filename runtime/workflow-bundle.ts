@@ -57,8 +57,12 @@ export async function workflowBundle(dataDir: string): Promise<{ codePath: strin
 
 /** The workflow bundle, built by webpack in a child process (runtime/bundle-workflows.ts) so its memory is not ours to keep. */
 function bundleWorkflowsApart(): Promise<string> {
-  // The child inherits our execArgv, so it loads TypeScript the way this process does (tsx).
-  const child = fork(BUNDLER_PATH, [WORKFLOWS_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // The child loads its TypeScript through tsx, whether this process runs the sources (tsx) or
+  // `npm start`'s compiled build (bin/start.mjs); tsx found from here, whatever the working directory.
+  const child = fork(BUNDLER_PATH, [WORKFLOWS_PATH], {
+    execArgv: ['--max-semi-space-size=1', '--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (code) => resolve(code as string));
     child.once('error', reject);

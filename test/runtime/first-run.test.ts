@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findTemporalCli } from '../../runtime/temporal-cli';
 import { freePort } from '../support/ports';
-import { runEntryPoint } from '../support/processes';
+import { runStart } from '../support/processes';
 import { call } from '../support/service';
 import { packRelease, serveRelease } from '../support/temporal-release';
 
@@ -27,7 +27,7 @@ describe('npm start on a laptop with neither Go nor the Temporal CLI', () => {
       mkdirSync(home);
       const toolsDir = join(scratch, 'tools');
       const [temporalPort, uiPort] = [await freePort(), await freePort()];
-      const running = runEntryPoint('bin/start.ts', [], {
+      const running = runStart({
         PATH: '/usr/bin:/bin',
         HOME: home,
         TEMPORAL_CLI_PATH: undefined,

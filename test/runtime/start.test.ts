@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../platform/secrets';
-import { runEntryPoint, runToEnd } from '../support/processes';
+import { runEntryPoint, runStart, runToEnd } from '../support/processes';
 import { call } from '../support/service';
 import { waitUntil } from '../support/wait';
 
@@ -14,7 +14,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** What a newcomer reads off `npm start`: the API URL and the demo key. */
 async function startAllInOne(env: Record<string, string | undefined>) {
-  const running = runEntryPoint('bin/start.ts', [], {
+  const running = runStart({
     PORT: '0',
     RELAY_PORT: '0',
     HL7_MLLP_PORT: 'off',
@@ -30,6 +30,11 @@ async function startAllInOne(env: Record<string, string | undefined>) {
   const [, demoKey] = running.output().match(/Demo API key +(sk_sandbox_\S+)/)!;
   const [, relayUrl] = running.output().match(/Relay receiver +(http:\/\/\S+)/)!;
   return { running, baseUrl: baseUrl!, demoKey: demoKey!, relayUrl: relayUrl! };
+}
+
+/** The processes a process has started and that still run (Linux: /proc). */
+function childProcessesOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
 }
 
 /** The shutdown steps the process logged, in the order of their log timestamps. */
@@ -58,6 +63,9 @@ describe('npm start (embedded database)', () => {
       expect(output).toContain(`embedded PGlite in ${join(dataDir, 'pglite')}`);
       expect(output).toMatch(/self-check passed in \d+ ms/);
       expect(output).toContain(`curl -H "Authorization: Bearer ${first.demoKey}" ${first.baseUrl}/v1/connections`);
+      // Compiled before it ran (bin/start.mjs): esbuild's process has ended, nothing else was started
+      // beside the service (Temporal is external here, the database embedded).
+      expect(childProcessesOf(first.running.child.pid!)).toEqual([]);
 
       const listed = await call(first.baseUrl, '/v1/connections', { key: first.demoKey });
       expect(listed.status).toBe(200);

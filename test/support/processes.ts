@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export interface RunningProcess {
   child: ChildProcessWithoutNullStreams;
@@ -11,7 +12,19 @@ export interface RunningProcess {
 
 /** Runs one of the bin/ entry points the way `npm run` does, capturing stdout and stderr together. */
 export function runEntryPoint(script: string, args: string[], env: Record<string, string | undefined>): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env } as NodeJS.ProcessEnv });
+  return runNode(['--import', 'tsx', script, ...args], script, env);
+}
+
+/** `npm start`'s script as package.json has it (node's own arguments and bin/start.mjs, no tsx). */
+export function runStart(env: Record<string, string | undefined>): RunningProcess {
+  const { start } = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts;
+  const [command, ...args] = start.split(' ');
+  if (command !== 'node') throw new Error(`npm start's script does not run node: ${start}`);
+  return runNode(args, 'npm start', env);
+}
+
+function runNode(args: string[], script: string, env: Record<string, string | undefined>): RunningProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env } as NodeJS.ProcessEnv });
   let output = '';
   const listeners = new Set<() => void>();
   const append = (chunk: Buffer) => {

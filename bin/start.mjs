@@ -1,0 +1,19 @@
+// `npm start` (package.json): bin/start.ts compiled to JavaScript by esbuild into .build/start/, then
+// run by node itself (runtime/compile.mjs), without tsx: the service idles about 55 MiB smaller
+// (docs/benchmarks.md, Memory of npm start). The other entry points, the tests and the worker
+// threads that load TypeScript keep tsx.
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compile, mapStackTraces } from '../runtime/compile.mjs';
+
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+let entry;
+try {
+  entry = await compile(join(PROJECT_ROOT, 'bin', 'start.ts'), join(PROJECT_ROOT, '.build', 'start'));
+} catch {
+  // esbuild has printed what failed to compile.
+  process.exit(1);
+}
+mapStackTraces(dirname(entry));
+await import(pathToFileURL(entry).href);
