@@ -135,7 +135,7 @@ export function createDeliveryActivities({
     const activity = currentActivity();
     const takeBack = activity ? lendWorkerSlot?.() : undefined;
     try {
-      await lines.waitTurn(organizationId, `${input.deliveryId}#${input.attemptNumber}`, activity?.cancellationSignal);
+      await lines.waitTurn(organizationId, { key: `${input.deliveryId}#${input.attemptNumber}`, signal: activity?.cancellationSignal });
     } finally {
       takeBack?.();
     }

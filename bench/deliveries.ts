@@ -427,8 +427,6 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
     void accepted?.finally(() => {
       burstAccepted = true;
     });
-    const duringTriggers: number[] = [];
-    const afterTriggers: number[] = [];
     const duringTraces: Trace[] = [];
     let done = false;
     void until.finally(() => {
@@ -446,7 +444,6 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
       await receiver.arrival(id);
       const received = receiver.receivedAt.get(id)!;
       latencies.push(received - sent);
-      (burstAccepted ? afterTriggers : duringTriggers).push(received - sent);
       accepting.push(accepted - sent);
       afterAccepted.push(received - accepted);
       ids.push(id);
@@ -455,6 +452,8 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
       if (!burstAccepted) duringTraces.push(trace);
     }
     const p50 = (values: number[]) => summary(values).p50.toFixed(0);
+    const afterTraces = traces.slice(duringTraces.length);
+    const took = (each: Trace[]) => each.map((trace) => trace.endMs - trace.sentMs);
     return {
       latency: summary(latencies),
       ids,
@@ -462,7 +461,7 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
       duringTraces,
       split: `(the API's answer p50 ${p50(accepting)} ms, then to the receiver p50 ${p50(afterAccepted)} ms)`,
       phases: accepted
-        ? `while the burst's triggers were accepted (${duringTriggers.length}): p50 ${p50(duringTriggers)} ms; after (${afterTriggers.length}), while its deliveries ran: p50 ${p50(afterTriggers)} ms`
+        ? `while the burst's triggers were accepted (${duringTraces.length}): p50 ${p50(took(duringTraces))} ms; after (${afterTraces.length}), while its deliveries ran: p50 ${p50(took(afterTraces))} ms`
         : '',
     };
   };
@@ -503,8 +502,10 @@ async function runBurst(service: Service, client: Client, receiver: BenchReceive
   for (const line of await breakdown(client, alone.traces, DELIVERY_MARKS, alone.traces.length)) console.log(line);
   console.log('  and beside the burst:');
   for (const line of await breakdown(client, beside.traces, DELIVERY_MARKS, beside.traces.length)) console.log(line);
-  console.log("  of which those sent while the burst's triggers were accepted:");
-  for (const line of await breakdown(client, beside.duringTraces, DELIVERY_MARKS, beside.duringTraces.length)) console.log(line);
+  if (beside.duringTraces.length > 0) {
+    console.log("  of which those sent while the burst's triggers were accepted:");
+    for (const line of await breakdown(client, beside.duringTraces, DELIVERY_MARKS, beside.duringTraces.length)) console.log(line);
+  }
 }
 
 /** Why activity attempts failed, most frequent first: each last failure a retry carried and each final failure or timeout. */

@@ -14,9 +14,9 @@ export interface OrganizationLines {
    * Joins the organization's line; settles once an ending piece of work hands over its slot, which the
    * caller then holds. Rejects, leaving the line, when `signal` aborts (with its reason), or when a
    * later waiter with the same `key` joins and takes its place (a webhook attempt's key: Temporal only
-   * runs an attempt again once it gave up on the earlier execution).
+   * runs an attempt again once it gave up on the earlier execution). A waiter without a key keeps its place.
    */
-  waitTurn(organizationId: string, key: string, signal?: AbortSignal): Promise<void>;
+  waitTurn(organizationId: string, turn?: { key?: string; signal?: AbortSignal }): Promise<void>;
   /** Gives a held slot back: to the first waiter in the organization's line, else it is free. */
   give(organizationId: string): void;
 }
@@ -27,7 +27,7 @@ export class TurnSuperseded extends Error {
 }
 
 interface Waiter {
-  key: string;
+  key: string | undefined;
   takeSlot(): void;
   leave(reason: unknown): void;
 }
@@ -50,7 +50,7 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
   return {
     tryTake,
 
-    waitTurn(organizationId, key, signal) {
+    waitTurn(organizationId, { key, signal } = {}) {
       return new Promise<void>((resolve, reject) => {
         if (signal?.aborted) return reject(signal.reason);
         if (tryTake(organizationId)) return resolve();
@@ -69,7 +69,7 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
             reject(reason);
           },
         };
-        const earlier = held.line.findIndex((each) => each.key === key);
+        const earlier = key === undefined ? -1 : held.line.findIndex((each) => each.key === key);
         if (earlier >= 0) {
           const superseded = held.line[earlier]!;
           held.line[earlier] = waiter;

@@ -104,17 +104,14 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
   const withDeadline = <T>(call: () => Promise<T>, deadline = Date.now() + callTimeoutMs) => client.withDeadline(deadline, call);
   const startLines = options.startsPerOrganization ? createOrganizationLines(options.startsPerOrganization) : undefined;
-  /** Each waiter's own key: no start takes another's place in line. */
-  let waiterKey = 0;
 
   /** Runs a start once its organization has a slot, all within one deadline. */
   async function inTurn<T>(organizationId: string, start: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + callTimeoutMs;
     if (!startLines) return withDeadline(start, deadline);
     if (!startLines.tryTake(organizationId)) {
-      waiterKey += 1;
       try {
-        await startLines.waitTurn(organizationId, String(waiterKey), AbortSignal.timeout(callTimeoutMs));
+        await startLines.waitTurn(organizationId, { signal: AbortSignal.timeout(callTimeoutMs) });
       } catch {
         throw new WorkflowEngineUnavailableError(
           `the organization's earlier requests were still starting work after ${callTimeoutMs} ms; nothing was started`,

@@ -6,7 +6,7 @@ const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Joins the line and notes, by name, when the attempt got its turn or why it left. */
 function join(lines: ReturnType<typeof createOrganizationLines>, log: string[], organizationId: string, name: string, signal?: AbortSignal) {
-  return lines.waitTurn(organizationId, name, signal).then(
+  return lines.waitTurn(organizationId, { key: name, signal }).then(
     () => log.push(name),
     (error: Error) => log.push(`${name} left: ${error.name}`),
   );
@@ -58,7 +58,7 @@ describe('organization lines', () => {
     expect(lines.tryTake('a')).toBe(true);
     void join(lines, turns, 'a', 'dlv_1#1');
     void join(lines, turns, 'a', 'dlv_2#1');
-    const retried = lines.waitTurn('a', 'dlv_1#1').then(() => turns.push('dlv_1#1 (retry)'));
+    const retried = lines.waitTurn('a', { key: 'dlv_1#1' }).then(() => turns.push('dlv_1#1 (retry)'));
     await settled();
     expect(turns).toEqual([`dlv_1#1 left: ${TurnSuperseded.name}`]);
     // The retry has the first place in line, ahead of the attempt that came after the stale one.
