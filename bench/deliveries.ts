@@ -332,15 +332,7 @@ async function startService(databaseUrl: string, temporalAddress: string, taskQu
   const temporal = await connectTemporal(temporalAddress, 'default');
   // The API and the worker each get their own connection pool, so the bench counts each one's statements.
   const worker = await startProcess({ config, logger, database: workerDatabase, temporal, temporalAddress, roles: { api: false, worker: true } });
-  const api = await startProcess({
-    config,
-    logger,
-    database: apiDatabase,
-    temporal,
-    temporalAddress,
-    roles: { api: true, worker: false },
-    sameProcessWorker: worker.workerConnection!,
-  });
+  const api = await startProcess({ config, logger, database: apiDatabase, temporal, temporalAddress, roles: { api: true, worker: false } });
   const server = api.server!;
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,

@@ -19,8 +19,6 @@ export interface OrganizationLines {
   waitTurn(organizationId: string, turn?: { key?: string; signal?: AbortSignal }): Promise<void>;
   /** Gives a held slot back: to the first waiter in the organization's line, else it is free. */
   give(organizationId: string): void;
-  /** How many of the organization's pieces of work hold a slot now. */
-  running(organizationId: string): number;
 }
 
 /** Why a waiter left the line: a later one with the same key took its place. */
@@ -82,8 +80,6 @@ export function createOrganizationLines(perOrganization: number): OrganizationLi
         signal?.addEventListener('abort', onAbort, { once: true });
       });
     },
-
-    running: (organizationId) => organizations.get(organizationId)?.running ?? 0,
 
     give(organizationId) {
       const held = organizations.get(organizationId);

@@ -93,14 +93,6 @@ export interface GatewayOptions {
    * organization's start behind its own. None when absent.
    */
   startsPerOrganization?: number;
-  /**
-   * Asks the server to hand a run's first workflow task straight back to a worker on this client's own
-   * connection (eager start), for an organization with no other start in flight here: a burst's
-   * starts keep going through the server's fair backlog, and a quiet organization's first task skips
-   * it (runtime/workflow-task-slots.ts keeps a slot for it). Only for a client on the NativeConnection
-   * of a worker polling `taskQueue` (runtime/process.ts); the SDK refuses it on any other.
-   */
-  eagerStart?: boolean;
 }
 
 /**
@@ -110,14 +102,13 @@ export interface GatewayOptions {
  */
 export function createWorkflowGateway(client: Client, taskQueue: string, options: GatewayOptions = {}) {
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_TEMPORAL_CALL_TIMEOUT_MS;
-  const eagerStart = options.eagerStart ?? false;
   const withDeadline = <T>(call: () => Promise<T>, deadline = Date.now() + callTimeoutMs) => client.withDeadline(deadline, call);
   const startLines = options.startsPerOrganization ? createOrganizationLines(options.startsPerOrganization) : undefined;
 
-  /** Runs a start once its organization has a slot, all within one deadline; `alone` when no other start of it is in flight. */
-  async function inTurn<T>(organizationId: string, start: (alone: boolean) => Promise<T>): Promise<T> {
+  /** Runs a start once its organization has a slot, all within one deadline. */
+  async function inTurn<T>(organizationId: string, start: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + callTimeoutMs;
-    if (!startLines) return withDeadline(() => start(true), deadline);
+    if (!startLines) return withDeadline(start, deadline);
     if (!startLines.tryTake(organizationId)) {
       try {
         await startLines.waitTurn(organizationId, { signal: AbortSignal.timeout(callTimeoutMs) });
@@ -128,8 +119,7 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
       }
     }
     try {
-      const alone = startLines.running(organizationId) === 1;
-      return await withDeadline(() => start(alone), deadline);
+      return await withDeadline(start, deadline);
     } finally {
       startLines.give(organizationId);
     }
@@ -140,14 +130,13 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
     options: StartOptions<W>,
     extra: { workflowIdReusePolicy?: WorkflowIdReusePolicy; workflowIdConflictPolicy?: WorkflowIdConflictPolicy } = {},
   ) {
-    return inTurn(options.organizationId, (alone) =>
+    return inTurn(options.organizationId, () =>
       client.workflow.start(workflow, {
         workflowId: options.workflowId,
         taskQueue,
         args: options.args,
         typedSearchAttributes: options.searchAttributes,
         priority: organizationFairness(options.organizationId),
-        ...(eagerStart && alone ? { requestEagerStart: true } : {}),
         ...(options.summary ? { staticSummary: options.summary } : {}),
         ...extra,
         // The SDK types `args` by a conditional on W, which a generic W cannot resolve; StartOptions types it already.
@@ -259,10 +248,8 @@ export function createWorkflowGateway(client: Client, taskQueue: string, options
 export function createConfiguredGateway(
   client: Client,
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_CALL_TIMEOUT_MS' | 'API_STARTS_PER_ORGANIZATION'>,
-  { eagerStart }: Pick<GatewayOptions, 'eagerStart'> = {},
 ): WorkflowGateway {
   return createWorkflowGateway(client, config.TEMPORAL_TASK_QUEUE, {
-    eagerStart,
     callTimeoutMs: config.TEMPORAL_CALL_TIMEOUT_MS,
     startsPerOrganization: config.API_STARTS_PER_ORGANIZATION,
   });

@@ -1,5 +1,5 @@
-import { Client, type Connection } from '@temporalio/client';
-import type { NativeConnection, WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
+import type { Client, Connection } from '@temporalio/client';
+import type { WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
@@ -14,7 +14,7 @@ import { type RunningMllpListener, startMllpListener } from './mllp';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { type ListeningServer, listen } from './services';
 import { ensureSearchAttributes } from './temporal';
-import { connectNatively, type RunningWorker, startWorker } from './worker';
+import { type RunningWorker, startWorker } from './worker';
 
 /** What a process runs: the API (with the MLLP listener), a worker (with the retention Schedule), or both. */
 export interface ProcessRoles {
@@ -35,12 +35,6 @@ export interface ProcessOptions {
   resolveHost?: ResolveHost;
   /** A workflow bundle built once (tests share one); else the worker bundles the workflows itself. */
   workflowBundle?: TemporalWorkerOptions['workflowBundle'];
-  /**
-   * The connection of a worker this OS process runs through another composition (the delivery
-   * benchmark composes its API and worker apart, to count each one's statements): the API starts
-   * its workflows on it, as it does on its own worker's.
-   */
-  sameProcessWorker?: NativeConnection;
 }
 
 export interface RunningProcess {
@@ -48,8 +42,6 @@ export interface RunningProcess {
   server: ListeningServer | null;
   mllp: RunningMllpListener | null;
   worker: RunningWorker | null;
-  /** The connection this process's workers poll on (null without the worker role): it outlives a stopped worker. */
-  workerConnection: NativeConnection | null;
   /** Another worker with this process's options (after the first one stopped: tests of worker restarts). */
   startWorker(): Promise<RunningWorker>;
   /** What this composition started, in the order to stop it: listeners first, then the worker. */
@@ -64,15 +56,14 @@ export interface RunningProcess {
  */
 export async function startProcess(options: ProcessOptions): Promise<RunningProcess> {
   const { config, logger, database, temporal } = options;
-  const workerConnection = options.roles.worker ? await connectNatively(options.temporalAddress) : null;
   const startProcessWorker = () =>
     startWorker({
+      address: options.temporalAddress,
       config,
       db: database.db,
       logger,
       resolveHost: options.resolveHost,
       workflowBundle: options.workflowBundle,
-      connection: workerConnection!,
     });
 
   let worker: RunningWorker | null = null;
@@ -88,14 +79,7 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   if (options.roles.api) {
     // One failed-authentication budget per address for HTTP and MLLP alike.
     const failedAuthentications = createCostBudget(config.FAILED_AUTH_PER_MINUTE);
-    // With a worker in this process, the API starts its workflows on that worker's connection, eagerly:
-    // the server answers a start with the run's first workflow task for this worker when it has a free
-    // slot, instead of queueing the task for a poll (a round trip through matching, and a write to its
-    // backlog when no poll waits). With no slot free, the task is queued as any other.
-    const local = workerConnection ?? options.sameProcessWorker;
-    const workflows = local
-      ? createConfiguredGateway(new Client({ connection: local, namespace: config.TEMPORAL_NAMESPACE }), config, { eagerStart: true })
-      : createConfiguredGateway(temporal.client, config);
+    const workflows = createConfiguredGateway(temporal.client, config);
     app = createApp({
       workflows,
       failedAuthentications,
@@ -116,7 +100,6 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
     ...(mllp ? [{ name: 'HL7 MLLP listener', run: mllp.close }] : []),
     ...(server ? [{ name: 'API', run: server.close }] : []),
     ...(worker ? [{ name: 'worker', run: worker.stop }] : []),
-    ...(workerConnection ? [{ name: 'worker connection', run: () => workerConnection.close() }] : []),
   ];
-  return { app, server, mllp, worker, workerConnection, startWorker: startProcessWorker, stops };
+  return { app, server, mllp, worker, startWorker: startProcessWorker, stops };
 }

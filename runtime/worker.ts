@@ -9,15 +9,12 @@ import { scrubText, serializeError } from '../platform/logger';
 import type { ResolveHost } from '../webhooks/targets';
 import { createActivitySlots } from './activity-slots';
 import { workflowBundle } from './workflow-bundle';
-import { createWorkflowTaskSlots } from './workflow-task-slots';
 
 let runtimeInstalled = false;
 
 /** The SDK's own defaults for the other slots a tuner must name (worker-options.js), kept as they were. */
 const SDK_LOCAL_ACTIVITY_SLOTS = 100;
 const SDK_NEXUS_TASK_SLOTS = 100;
-/** Workflow task slots kept for eagerly started runs (runtime/workflow-task-slots.ts): a quiet organization's start needs one at a time. */
-const EAGER_START_SLOTS = 1;
 
 /** The SDK's own logs are noisy at INFO; ours go through pino. Installed once per process. */
 export function installQuietRuntime(): void {
@@ -34,6 +31,7 @@ export function installQuietRuntime(): void {
 }
 
 export interface WorkerOptions {
+  address: string;
   config: Config;
   db: Database;
   /** A prebuilt bundle (tests share one); otherwise the one kept in DATA_DIR for these sources, built first if missing (runtime/workflow-bundle.ts). */
@@ -42,15 +40,13 @@ export interface WorkerOptions {
   resolveHost?: ResolveHost;
   /** Where activities report housekeeping (retention counts). */
   logger?: Logger;
-  /** The connection to poll on (connectNatively); the caller closes it once the worker has stopped. */
-  connection: NativeConnection;
 }
 
 export interface RunningWorker {
   worker: Worker;
   /** Settles when the worker has stopped polling and finished its in-flight tasks. */
   done: Promise<void>;
-  /** Stops polling and lets running activities finish (up to the grace time). */
+  /** Stops polling, lets running activities finish (up to the grace time), then closes the connection. */
   stop(): Promise<void>;
 }
 
@@ -64,15 +60,10 @@ export function boundHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
-/** A connection for workers to poll on (and, in a process that runs one, for the API's starts: runtime/process.ts). */
-export function connectNatively(address: string): Promise<NativeConnection> {
-  installQuietRuntime();
-  return NativeConnection.connect({ address });
-}
-
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  installQuietRuntime();
   boundHeapGrowth(options.config.WORKER_HEAP_GROWING_PERCENT);
-  const { connection } = options;
+  const connection = await NativeConnection.connect({ address: options.address });
   const { config } = options;
   const activitySlots = createActivitySlots(config.WORKER_MAX_CONCURRENT_ACTIVITIES);
   const worker = await Worker.create({
@@ -94,11 +85,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // Deliveries wait in backoff for minutes; keeping each one cached would cost memory per waiting
     // delivery. Evicted runs replay their short history when their timer fires.
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    // Fixed slots: workflow tasks as few as WORKER_WORKFLOW_TASK_SLOTS for pollers (platform/config.ts says why) and one more for an eager start,
+    // Fixed slots: workflow tasks as few as WORKER_WORKFLOW_TASK_SLOTS (platform/config.ts says why),
     // activities as many as the SDK's default, whose slots a waiting delivery attempt lends to the next
     // task (runtime/activity-slots.ts), and the SDK's defaults for the rest.
     tuner: {
-      workflowTaskSlotSupplier: createWorkflowTaskSlots(config.WORKER_WORKFLOW_TASK_SLOTS, EAGER_START_SLOTS),
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: config.WORKER_WORKFLOW_TASK_SLOTS },
       activityTaskSlotSupplier: activitySlots.supplier,
       localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_LOCAL_ACTIVITY_SLOTS },
       nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: SDK_NEXUS_TASK_SLOTS },
@@ -107,7 +98,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // take it (default 10 s): a worker that died must not hold its deliveries' next step for long.
     stickyQueueScheduleToStartTimeout: '3 seconds',
   });
-  const done = worker.run();
+  const done = worker.run().finally(() => connection.close());
   return {
     worker,
     done,

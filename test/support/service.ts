@@ -124,7 +124,6 @@ export async function startTestService(environment: Record<string, string> = {},
       await running.mllp?.close();
       await server.close();
       await worker?.stop();
-      await running.workerConnection?.close();
       await temporal.connection.close();
       await database.close();
     },
