@@ -29,11 +29,10 @@ const DEFAULT_API_STARTS_PER_ORGANIZATION = 8;
  * Workflow tasks one worker holds at once (WORKER_WORKFLOW_TASK_SLOTS; the SDK's default is 40). Its
  * one workflow thread runs them one after another, so a task taken beyond what keeps that thread busy
  * only waits inside the worker, in the order it came; left on the server, it waits in the task queue,
- * where fairness serves each organization in turn (docs/api/fair-sharing.md). Beside a 1,000-delivery
- * burst of one organization, another's light load took p50 204 ms with 40 and 102 ms with 5 (26–29 ms
- * alone), at a cost: 19 % more CPU a delivery at 50 in flight (29.1 → 34.6 ms), the server writing the
- * waiting tasks to its backlog and reading them back (docs/benchmarks.md). Raise it where throughput
- * matters more than that, or for a server far away (Temporal Cloud), where each task's round trip is long.
+ * where fairness serves each organization in turn (docs/api/fair-sharing.md). It halves another
+ * organization's latency beside one's burst, at more CPU a delivery: the server keeps the waiting
+ * tasks in its backlog (figures: docs/operations/configuration.md). Raise it where throughput matters
+ * more than that, or for a server far away (Temporal Cloud), where each task's round trip is long.
  */
 const DEFAULT_WORKER_WORKFLOW_TASK_SLOTS = 5;
 
@@ -41,10 +40,8 @@ const DEFAULT_WORKER_WORKFLOW_TASK_SLOTS = 5;
  * How far V8 lets the heap of a process running a worker grow past what its last full collection
  * kept, in percent (WORKER_HEAP_GROWING_PERCENT; 0 leaves V8's own factor, up to 4×). With thousands
  * of deliveries in backoff most of a worker's heap is garbage not yet collected, which the bound keeps
- * down (figures: docs/benchmarks.md, Webhook deliveries). 20: `npm start` holding 10,000 deliveries in
- * backoff 635 → 545–549 MiB (the service 423 → 335) against 100, at the same CPU a delivery at 50 in
- * flight (17.3 and 17.5 ms against 17.7 and 16.9 in alternating runs); idle and start-up are the same.
- * The API alone (`start:api`) keeps V8's factor: the bound costs its small reads some latency.
+ * down at no measured CPU cost a delivery (figures: docs/operations/configuration.md, and
+ * docs/benchmarks.md, the night's run). The API alone (`start:api`) keeps V8's factor: the bound costs its small reads some latency.
  */
 const DEFAULT_WORKER_HEAP_GROWING_PERCENT = 20;
 
