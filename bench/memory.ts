@@ -6,6 +6,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports';
+import { startScript } from '../test/support/processes';
 
 /**
  * `npm run bench:memory`: what `npm start` holds on the embedded default (no DATABASE_URL, no
@@ -30,8 +31,6 @@ const backlogSize = Number(process.env.BENCH_BACKLOG ?? 10_000);
 const GOALS = { startPeakMiB: 600, idleMiB: 400, backlogMiB: 500 };
 const SAMPLE_EVERY_MS = 100;
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** `npm start`'s script (package.json), run as npm runs it, from the project's folder. */
-const START_SCRIPT = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 
 const formatLoad = () =>
   loadavg()
@@ -141,10 +140,10 @@ class RunningStart {
 
   constructor(env: Record<string, string>) {
     const { DATABASE_URL: _database, TEMPORAL_ADDRESS: _temporal, ...inherited } = process.env;
-    const [command, ...args] = START_SCRIPT.split(' ');
-    this.child = spawn(command === 'node' ? process.execPath : command!, args, {
+    const script = startScript();
+    this.child = spawn(process.execPath, script.nodeArgs, {
       cwd: PROJECT_ROOT,
-      env: { ...inherited, ...env },
+      env: { ...inherited, ...script.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     this.child.stdout!.on('data', (chunk: Buffer) => {

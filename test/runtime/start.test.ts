@@ -37,6 +37,28 @@ function childProcessesOf(pid: number): string[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
 }
 
+/**
+ * How many C heap arenas glibc's malloc has made beside the main one (Linux: /proc). Each is a 64 MiB
+ * reservation at a 64 MiB boundary: its used part read-write, the rest (if any) not accessible.
+ */
+function mallocArenasBesideMain(pid: number): number {
+  const HEAP_MAX = 64 * 1024 * 1024;
+  const mappings = readFileSync(`/proc/${pid}/maps`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [range, permissions, , , inode, path] = line.split(/\s+/);
+      const [start, end] = range!.split('-').map((address) => Number.parseInt(address, 16));
+      return { start: start!, end: end!, permissions: permissions!, anonymous: inode === '0' && !path };
+    });
+  return mappings.filter((mapping, index) => {
+    if (!mapping.anonymous || mapping.permissions !== 'rw-p' || mapping.start % HEAP_MAX !== 0) return false;
+    const rest = mappings[index + 1];
+    const reservedEnd = rest?.anonymous && rest.permissions === '---p' && rest.start === mapping.end ? rest.end : mapping.end;
+    return reservedEnd - mapping.start === HEAP_MAX;
+  }).length;
+}
+
 /** The shutdown steps the process logged, in the order of their log timestamps. */
 function shutdownSteps(output: string): string[] {
   return output
@@ -66,6 +88,8 @@ describe('npm start (embedded database)', () => {
       // Compiled before it ran (bin/start.mjs): esbuild's process has ended, nothing else was started
       // beside the service (Temporal is external here, the database embedded).
       expect(childProcessesOf(first.running.child.pid!)).toEqual([]);
+      // The script caps malloc's arenas (MALLOC_ARENA_MAX, bin/start.mjs): every thread no longer keeps its own.
+      expect(mallocArenasBesideMain(first.running.child.pid!)).toBeLessThanOrEqual(1);
 
       const listed = await call(first.baseUrl, '/v1/connections', { key: first.demoKey });
       expect(listed.status).toBe(200);

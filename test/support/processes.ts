@@ -15,12 +15,27 @@ export function runEntryPoint(script: string, args: string[], env: Record<string
   return runNode(['--import', 'tsx', script, ...args], script, env);
 }
 
-/** `npm start`'s script as package.json has it (node's own arguments and bin/start.mjs, no tsx). */
-export function runStart(env: Record<string, string | undefined>): RunningProcess {
+/**
+ * `npm start`'s script as package.json has it, split as a POSIX shell reads it: the environment it
+ * sets (`NAME=value` before the command) and node's own arguments with bin/start.mjs (no tsx).
+ */
+export function startScript(): { env: Record<string, string>; nodeArgs: string[] } {
   const { start } = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts;
-  const [command, ...args] = start.split(' ');
+  const words = start.split(' ');
+  const env: Record<string, string> = {};
+  while (words[0]?.includes('=')) {
+    const [name, value] = words.shift()!.split('=');
+    env[name!] = value!;
+  }
+  const [command, ...nodeArgs] = words;
   if (command !== 'node') throw new Error(`npm start's script does not run node: ${start}`);
-  return runNode(args, 'npm start', env);
+  return { env, nodeArgs };
+}
+
+/** Runs `npm start`'s script (startScript) with `env` on top of its own. */
+export function runStart(env: Record<string, string | undefined>): RunningProcess {
+  const script = startScript();
+  return runNode(script.nodeArgs, 'npm start', { ...script.env, ...env });
 }
 
 function runNode(args: string[], script: string, env: Record<string, string | undefined>): RunningProcess {
