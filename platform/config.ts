@@ -12,10 +12,10 @@ export const DEFAULT_TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 /**
  * Workflow runs a worker keeps in memory between tasks (WORKER_MAX_CACHED_WORKFLOWS). Each cached run
  * holds its own context in the workflow thread's V8 heap, so the cache bounds the worker's memory with
- * thousands of deliveries in backoff (figures: docs/benchmarks.md, Webhook deliveries). 100 is still
- * twice the 50 deliveries in flight the benchmark drives; an evicted run only replays its short history.
+ * thousands of deliveries in backoff. 50 holds the 50 deliveries in flight the benchmark drives, at no
+ * measured CPU a delivery against 100 (figures: docs/benchmarks.md); an evicted run only replays its short history.
  */
-const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 100;
+const DEFAULT_WORKER_MAX_CACHED_WORKFLOWS = 50;
 
 /**
  * Workflow starts of one organization in flight at once per API process (API_STARTS_PER_ORGANIZATION);
