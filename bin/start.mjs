@@ -3,8 +3,8 @@
 // (docs/benchmarks.md, Memory of npm start). The other entry points, the tests and the worker
 // threads that load TypeScript keep tsx. The script also sets MALLOC_ARENA_MAX=2 (read by glibc as
 // the process starts, so it can only be set there): every thread that allocates (the Temporal core's,
-// the workflow thread, libuv's) otherwise gets a C heap arena of its own, and each keeps what it freed;
-// with 10,000 deliveries in backoff the service held about 40 MiB less (docs/benchmarks.md).
+// the workflow thread, libuv's) otherwise gets a C heap arena of its own, and each keeps what it freed
+// (figures: docs/operations/configuration.md, MALLOC_ARENA_MAX).
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compile, mapStackTraces } from '../runtime/compile.mjs';
