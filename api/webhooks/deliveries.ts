@@ -17,6 +17,7 @@ import {
   DELIVERY_STATE_CONFLICT,
   deliverySearchAttributes,
   deliveryWorkflowId,
+  deliveryWorkflowInput,
   replayDeliveryUpdate,
 } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
@@ -229,7 +230,13 @@ export function webhookDeliveryRoutes({ db, config, workflows, fhirStore }: Deli
         await workflows.updateWithStart(replayDeliveryUpdate, {
           workflow: deliveryWorkflow,
           workflowId: deliveryWorkflowId(delivery.id),
-          args: [{ deliveryId: delivery.id, retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE, resumeFrom: { status: delivery.status, attemptsMade } }],
+          args: [
+            deliveryWorkflowInput({
+              deliveryId: delivery.id,
+              retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+              resumeFrom: { status: delivery.status, attemptsMade },
+            }),
+          ],
           organizationId: delivery.organizationId,
           searchAttributes: deliverySearchAttributes(delivery),
         });

@@ -2,7 +2,7 @@ import type { Database } from '../../platform/database';
 import type { WorkflowGateway } from '../../platform/workflow-gateway';
 import { checkIn } from '../../webhooks/delivery-records';
 import type { NewDelivery } from '../../webhooks/new-delivery';
-import { deliverySearchAttributes, deliveryWorkflowId } from '../../workflows/delivery/contract';
+import { deliverySearchAttributes, deliveryWorkflowId, deliveryWorkflowInput } from '../../workflows/delivery/contract';
 import { deliveryWorkflow } from '../../workflows/delivery/workflow';
 
 /**
@@ -15,7 +15,7 @@ export async function startDelivery(deps: { workflows: WorkflowGateway; db: Data
   const carried = await checkIn(deps.db, delivery);
   return deps.workflows.startOnce(deliveryWorkflow, {
     workflowId: deliveryWorkflowId(delivery.id),
-    args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: carried }],
+    args: [deliveryWorkflowInput({ deliveryId: delivery.id, retryScheduleMs, newDelivery: carried })],
     organizationId: delivery.organizationId,
     searchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
   });

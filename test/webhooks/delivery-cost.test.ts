@@ -8,7 +8,9 @@ import { startTestService, type TestService } from '../support/service';
 /**
  * What a delivery that succeeds at once costs the engine (docs/operations/capacity-plan.md prices
  * Temporal Cloud from it): its start, one attempt activity and the status search attribute, with no
- * local activity, because the attempt that got the 2xx recorded the delivery `succeeded` itself.
+ * local activity, because the attempt that got the 2xx recorded the delivery `succeeded` itself; and
+ * no patch marker, each of which wrote two events more (a marker and a TemporalChangeVersion upsert):
+ * a new run takes its behaviours from its input's revision (workflows/delivery/contract.ts).
  */
 let service: TestService;
 beforeAll(async () => {
@@ -27,6 +29,8 @@ describe('a delivery that succeeds at once', () => {
 
       const counts = countHistory((await handle.fetchHistory()).events ?? []);
       expect(counts).toMatchObject({
+        // Started; a workflow task; the attempt scheduled, started, completed; a workflow task; the status upsert; completed.
+        events: 12,
         workflowTasks: 2,
         activityTasks: 1,
         localActivityTasks: 0,

@@ -70,6 +70,18 @@ describe('delivery workflow versions', () => {
     expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-attempt-records-success')).resolves.toBeUndefined();
   });
+
+  it('replays a delivery started at revision 1, which took its behaviours from its input with no patch marker', async () => {
+    const recorded = history('delivery-retried-at-revision-1');
+    const started = recorded.events[0]!.workflowExecutionStartedEventAttributes!;
+    expect(JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8'))).toMatchObject({ revision: 1 });
+    const markers = recorded.events.map((event) => event.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    // The first attempt got a 500: one local activity wrote the retrying state, then a timer, a second attempt, success.
+    expect(markers).toEqual(['core_local_activity']);
+    expect(recorded.events.filter((event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).toHaveLength(2);
+    expect(recorded.events.at(-1)!.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await expect(Worker.runReplayHistory({ workflowBundle }, recorded, 'delivery-retried-at-revision-1')).resolves.toBeUndefined();
+  });
 });
 
 describe('prior-authorization workflow versions', () => {

@@ -12,8 +12,24 @@ import { ConnectionId, DeliveryStatus, EventType, OrgId, ScenarioId } from '../s
 /** One workflow per delivery, found by its business id. */
 export const deliveryWorkflowId = (deliveryId: string) => `delivery-${deliveryId}`;
 
+/**
+ * Runs started with a revision take the behaviours it names without asking `patched()`: every
+ * `patched()` call writes a marker and a TemporalChangeVersion search-attribute upsert into each new
+ * run's history (two calls cost every delivery 4 events and a visibility write). Runs started before
+ * revisions existed carry none and decide by the markers their histories recorded.
+ *
+ * 1: the first attempt records a new delivery (patch `first-attempt-records-delivery`), and a cancel
+ *    answers at once while an attempt is in flight (patch `cancel-during-attempt`).
+ *
+ * A later change that must not alter running histories raises the revision; every start sets it
+ * through deliveryWorkflowInput.
+ */
+export const DELIVERY_REVISION = 1;
+
 export interface DeliveryWorkflowInput {
   deliveryId: string;
+  /** The behaviours this run was started with (DELIVERY_REVISION); absent in runs started before revisions. */
+  revision?: number;
   /** Delays before each retry, in ms (WEBHOOK_RETRY_SCHEDULE, fixed when the delivery is created). */
   retryScheduleMs: number[];
   /**
@@ -23,6 +39,11 @@ export interface DeliveryWorkflowInput {
   newDelivery?: CarriedDelivery;
   /** Set when a replay starts a new run for a delivery whose earlier run has closed. */
   resumeFrom?: { status: DeliveryStatusValue; attemptsMade: number };
+}
+
+/** A new run's input, at today's revision. */
+export function deliveryWorkflowInput(input: Omit<DeliveryWorkflowInput, 'revision'>): DeliveryWorkflowInput {
+  return { ...input, revision: DELIVERY_REVISION };
 }
 
 export interface DeliveryState {

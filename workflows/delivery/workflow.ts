@@ -26,6 +26,7 @@ import {
   deliverySearchAttributes,
   deliveryStateQuery,
   deliveryWorkflowId,
+  deliveryWorkflowInput,
   replayDeliveryUpdate,
 } from './contract';
 import { ATTEMPT_HEARTBEAT_TIMEOUT_MS, decideAfterAttempt, decideAfterReplay } from './policy';
@@ -71,7 +72,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   let busy = false;
   // Set while an attempt's activity runs: a cancel then takes effect at once, and the attempt's answer is only logged.
   let sending = false;
-  const cancelsDuringAttempt = patched(CANCEL_DURING_ATTEMPT);
+  const revision = input.revision ?? 0;
+  const cancelsDuringAttempt = revision >= 1 || patched(CANCEL_DURING_ATTEMPT);
   let replayRequested = false;
 
   async function setState(status: DeliveryStatusValue, nextAttemptAt: string | null): Promise<void> {
@@ -154,7 +156,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
 
   // The first attempt records the new delivery itself: a step of its own cost the first workflow task
   // a round trip through the worker before anything was sent. Runs that began before keep that step.
-  const recordedByAttempt = patched(FIRST_ATTEMPT_RECORDS_DELIVERY);
+  const recordedByAttempt = revision >= 1 || patched(FIRST_ATTEMPT_RECORDS_DELIVERY);
   if (input.newDelivery && !recordedByAttempt) await recordNewDelivery(input.newDelivery);
   if (!input.resumeFrom) {
     let decision = await attempt('initial', 0, recordedByAttempt ? input.newDelivery : undefined);
@@ -195,7 +197,7 @@ async function reportExhausted(input: DeliveryWorkflowInput): Promise<void> {
 export function startDeliveryChild(delivery: CarriedDelivery, retryScheduleMs: number[], summary?: string) {
   return startChild(deliveryWorkflow, {
     workflowId: deliveryWorkflowId(delivery.id),
-    args: [{ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery }],
+    args: [deliveryWorkflowInput({ deliveryId: delivery.id, retryScheduleMs, newDelivery: delivery })],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: deliverySearchAttributes({ ...delivery, status: 'pending' }),
     ...(summary === undefined ? {} : { staticSummary: summary }),
