@@ -96,7 +96,7 @@ export async function openDatabase(options: {
       connection: { statement_timeout: STATEMENT_TIMEOUT_MS },
       ...(onStatement ? { debug: (_connection: number, statement: string) => onStatement(statement) } : {}),
     });
-    const db = drizzlePostgres(client, { schema });
+    const db = drizzlePostgres(preparingStatements(client), { schema });
     const listener = createWatchedListener(options.databaseUrl, CLIENT_OPTIONS, LISTENER_WATCH);
     return {
       db: db as unknown as Database,
@@ -132,6 +132,36 @@ export async function openDatabase(options: {
     releaseLock();
     throw error;
   }
+}
+
+/**
+ * The client drizzle is given: every statement it sends is prepared. drizzle's postgres.js driver runs
+ * each one unprepared (`unsafe(text, params, { prepare: false })`, drizzle-orm#6096), for which
+ * postgres.js first asks Postgres to parse and describe the statement and waits for the answer before
+ * binding it: two round trips, and a parse and a plan, every time. Prepared, a statement is parsed
+ * once per connection and then runs in one round trip (a delivery's five statements: figures in
+ * docs/benchmarks.md). Our statement texts are fixed by the code, values always parameters, so each
+ * connection's cache of them stays small; a statement a migration invalidated is prepared again by
+ * postgres.js itself.
+ */
+export function preparingStatements(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (text: string, parameters?: unknown[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(text, parameters as postgres.ParameterOrJSON<never>[], { ...options, prepare: true });
+      }
+      // A transaction's (and a savepoint's) statements go through the client its callback is handed.
+      if (property === 'begin' || property === 'savepoint') {
+        const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          const work = args.pop() as (transaction: postgres.Sql) => unknown;
+          return open.call(target, ...args, (transaction: postgres.Sql) => work(preparingStatements(transaction)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
 }
 
 /** API and workers may start together; a session advisory lock makes them migrate one at a time. */

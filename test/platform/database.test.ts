@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getTableName, is, sql } from 'drizzle-orm';
+import { eq, getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -111,6 +111,35 @@ describe('statements', () => {
           );
         expect(overLimit).toBeTruthy();
         expect(isDatabaseUnavailable(overLimit)).toBe(true);
+      } finally {
+        await database.close();
+      }
+    });
+  });
+});
+
+describe('prepared statements', () => {
+  it('are parsed once per connection and then only run: query-builder and raw statements, in a transaction and outside', async () => {
+    await withEmptyDatabase(async (url) => {
+      const database = await openDatabase({ databaseUrl: url, dataDir: scratch });
+      const preparedHere = async (runner: Pick<typeof database.db, 'execute'>) =>
+        (await runner.execute(
+          sql`select statement, (generic_plans + custom_plans)::int as runs from pg_prepared_statements where statement like '%organizations%' and statement not like '%pg_prepared_statements%'`,
+        )) as unknown as { statement: string; runs: number }[];
+      try {
+        // One statement at a time: postgres.js keeps using the one connection it opened, whose prepared statements these are.
+        for (const id of ['org_a', 'org_b', 'org_c']) {
+          await database.db.select().from(schema.organizations).where(eq(schema.organizations.id, id));
+        }
+        const outside = await preparedHere(database.db);
+        expect(outside).toHaveLength(1);
+        expect(outside[0]).toMatchObject({ statement: expect.stringContaining('from "organizations" where "organizations"."id" = $1'), runs: 3 });
+
+        const inside = await database.db.transaction(async (tx) => {
+          for (const name of ['a', 'b']) await tx.execute(sql`select count(*) from organizations where name = ${name}`);
+          return preparedHere(tx);
+        });
+        expect(inside.find((row) => row.statement.includes('where name = $1'))).toMatchObject({ runs: 2 });
       } finally {
         await database.close();
       }
