@@ -90,6 +90,8 @@ describe('npm start (embedded database)', () => {
       expect(childProcessesOf(first.running.child.pid!)).toEqual([]);
       // The script caps malloc's arenas (MALLOC_ARENA_MAX, bin/start.mjs): every thread no longer keeps its own.
       expect(mallocArenasBesideMain(first.running.child.pid!)).toBeLessThanOrEqual(1);
+      // And keeps glibc from holding up to 64 MiB of freed memory at each heap's top (bin/start.mjs).
+      expect(readFileSync(`/proc/${first.running.child.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_TRIM_THRESHOLD_=131072');
 
       const listed = await call(first.baseUrl, '/v1/connections', { key: first.demoKey });
       expect(listed.status).toBe(200);
