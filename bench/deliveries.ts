@@ -44,7 +44,7 @@ const { EventType } = proto.temporal.api.enums.v1;
 /**
  * `npm run bench:deliveries`: deliveries through the API to a local receiver at several concurrencies
  * (closed loop: that many deliveries in flight at once), each beside the ceilings of the engine (a
- * one-activity no-op workflow on the same server) and of a raw signed POST loop; what one delivery
+ * one-activity no-op workflow on the same server, run in blocks alternating with ours) and of a raw signed POST loop; what one delivery
  * and one scenario step cost (Temporal actions, history events and bytes, database statements and
  * row bytes, CPU by process); one organization's burst beside another organization's light load
  * (activity failures per delivery, the light load's latency alone and beside it); the same loop
@@ -206,7 +206,9 @@ async function main() {
     console.log(
       `Delivery benchmark on ${topology}: up to ${deliveriesPerRun} deliveries per run (200 × concurrency at most), concurrency ${concurrencies.join(', ')}, for ${organizations} organizations; backlog ${backlogSize}. ${cpus().length} CPU(s), Node ${process.version}.`,
     );
-    console.log(`Load average before: ${formatLoad()} (other work on the machine; ours and the engine run one after the other, same server).`);
+    console.log(
+      `Load average before: ${formatLoad()} (other work on the machine; ours and the engine run in alternating blocks, ours, no-op, no-op, ours, twice, on the same server).`,
+    );
     const receiver = await startBenchReceiver(200);
     cleanups.push(receiver.close);
     const service = await startService(database.url, temporalAddress, 'bench-deliveries', '30s,2m,10m,30m');
@@ -230,19 +232,17 @@ async function main() {
     let oneInFlight: string[] = [];
     for (const concurrency of concurrencies) {
       const statementsBefore = { api: service.statements.api.snapshot(), worker: service.statements.worker.snapshot() };
-      const persistenceBefore = await persistenceRequests(metricsUrls);
-      let spent = cpu.start();
-      const ours = await runDeliveries([service.baseUrl], keys, receiver, concurrency);
-      const oursCpu = spent();
-      const persistenceAfter = await persistenceRequests(metricsUrls);
+      const { ours, engine: engineRun } = await alternate(runSize(concurrency), cpu, {
+        ours: (total) => runDeliveries([service.baseUrl], keys, receiver, concurrency, total),
+        engine: (total) => runEngineCeiling(temporal.client, concurrency, total),
+      });
+      const oursCpu = ours.cpu;
+      const engineCpu = engineRun.cpu;
+      // The engine's no-op uses none of our database: every statement between is ours.
       const statements = {
         api: statementsSince(service.statements.api, statementsBefore.api),
         worker: statementsSince(service.statements.worker, statementsBefore.worker),
       };
-      spent = cpu.start();
-      const engineRun = await runEngineCeiling(temporal.client, concurrency);
-      const engineCpu = spent();
-      const persistenceEngine = await persistenceRequests(metricsUrls);
       if (concurrency === 1) {
         oneInFlight = [
           '  a delivery:',
@@ -267,7 +267,7 @@ async function main() {
       );
       if (metricsUrls.length > 0) {
         countNotes.push(
-          `  ${' '.repeat(String(concurrency).length)}              Temporal's database requests: a delivery ${formatPersistence(persistenceBefore, persistenceAfter, size)}; a no-op workflow ${formatPersistence(persistenceAfter, persistenceEngine, size)}`,
+          `  ${' '.repeat(String(concurrency).length)}              Temporal's database requests: a delivery ${formatPersistence(new Map(), ours.persistence, size)}; a no-op workflow ${formatPersistence(new Map(), engineRun.persistence, size)}`,
         );
       }
       const rawRate = await runRawPosts(receiver.url, concurrency);
@@ -391,8 +391,8 @@ async function runDeliveries(baseUrls: string[], keys: string[], receiver: Bench
     latencies.push(received - sent);
     traces.push({ workflowId: deliveryWorkflowId(id), sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + received });
   });
-  const elapsedSeconds = (performance.now() - started) / 1000;
-  return { rate: total / elapsedSeconds, latency: summary(latencies), traces };
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: total / seconds, latency: summary(latencies), traces, latencies, seconds };
 }
 
 /**
@@ -776,7 +776,46 @@ async function runEngineCeiling(client: Client, concurrency: number, total = run
     latencies.push(done - sent);
     traces.push({ workflowId, sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + done });
   });
-  return { rate: total / ((performance.now() - started) / 1000), latency: summary(latencies), traces };
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: total / seconds, latency: summary(latencies), traces, latencies, seconds };
+}
+
+type LoopRun = Awaited<ReturnType<typeof runEngineCeiling>>;
+
+/** ABBA: a drift that grows steadily over the row falls on both sides alike. */
+const ALTERNATION = ['ours', 'engine', 'engine', 'ours', 'ours', 'engine', 'engine', 'ours'] as const;
+type Side = (typeof ALTERNATION)[number];
+
+/**
+ * Ours and the engine's no-op in alternating blocks, a quarter of the row's size each, in ALTERNATION's
+ * order; each side's CPU, Temporal's database requests (a cluster's), rate and latency over its four
+ * blocks. One after the other, whichever side ran second paid for the runs the first left behind: the
+ * dev server's CPU per workflow grows as runs accumulate in it (docs/benchmarks.md, 28 November, third
+ * session).
+ */
+async function alternate(size: number, cpu: ReturnType<typeof cpuMeter>, sides: Record<Side, (total: number) => Promise<LoopRun>>) {
+  const tally = () => ({ cpu: {} as Record<string, number>, persistence: new Map<string, number>(), runs: [] as LoopRun[] });
+  const spent = { ours: tally(), engine: tally() };
+  const blocks = ALTERNATION.length / 2;
+  for (const side of ALTERNATION) {
+    // The side's last block takes what the others left, so a size not divisible by four still runs in full.
+    const done = spent[side].runs.reduce((sum, run) => sum + run.traces.length, 0);
+    const total = spent[side].runs.length === blocks - 1 ? size - done : Math.floor(size / blocks);
+    const persistenceBefore = await persistenceRequests(metricsUrls);
+    const stop = cpu.start();
+    spent[side].runs.push(await sides[side](total));
+    for (const [name, ms] of Object.entries(stop())) spent[side].cpu[name] = (spent[side].cpu[name] ?? 0) + ms;
+    for (const [operation, count] of await persistenceRequests(metricsUrls)) {
+      const delta = count - (persistenceBefore.get(operation) ?? 0);
+      spent[side].persistence.set(operation, (spent[side].persistence.get(operation) ?? 0) + delta);
+    }
+  }
+  const joined = ({ cpu: sideCpu, persistence, runs }: ReturnType<typeof tally>) => {
+    const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
+    const latencies = runs.flatMap((run) => run.latencies);
+    return { cpu: sideCpu, persistence, rate: size / seconds, latency: summary(latencies), traces: runs.flatMap((run) => run.traces) };
+  };
+  return { ours: joined(spent.ours), engine: joined(spent.engine) };
 }
 
 async function runRawPosts(url: string, concurrency: number): Promise<number> {
