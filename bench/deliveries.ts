@@ -617,10 +617,11 @@ async function runScaleOut(databaseUrl: string, temporalAddress: string, client:
           postgres: postgresPids(),
           'bench (load, receiver)': [process.pid],
         }));
-        const spent = cpu.start();
-        const ours = await runDeliveries(urls, keys, receiver, scaleConcurrency);
-        const oursCpu = spent();
-        const engine = await runEngineCeiling(client, scaleConcurrency);
+        const { ours, engine } = await alternate(size, cpu, {
+          ours: (total) => runDeliveries(urls, keys, receiver, scaleConcurrency, total),
+          engine: (total) => runEngineCeiling(client, scaleConcurrency, total),
+        });
+        const oursCpu = ours.cpu;
         console.log(
           `${`${shape.apis} × ${shape.workers}`.padStart(14)} | ${ours.rate.toFixed(0).padStart(5)}/s, ${ours.latency.text.padEnd(40)} | ${`${engine.rate.toFixed(0)}/s`.padStart(19)} | ${(ours.rate / engine.rate).toFixed(2).padStart(13)} | ${formatCpu(oursCpu, size)}`,
         );
