@@ -44,8 +44,8 @@ const { EventType } = proto.temporal.api.enums.v1;
 /**
  * `npm run bench:deliveries`: deliveries through the API to a local receiver at several concurrencies
  * (closed loop: that many deliveries in flight at once), each beside the ceilings of the engine (a
- * one-activity no-op workflow on the same server, run in blocks alternating with ours) and of a raw signed POST loop; what one delivery
- * and one scenario step cost (Temporal actions, history events and bytes, database statements and
+ * one-activity no-op workflow on the same server, run in blocks alternating with ours) and of a raw
+ * signed POST loop; what one delivery and one scenario step cost (Temporal actions, history events and bytes, database statements and
  * row bytes, CPU by process); one organization's burst beside another organization's light load
  * (activity failures per delivery, the light load's latency alone and beside it); the same loop
  * with the API and the worker as separate processes, one and two of each (scale-out); then a backlog of deliveries waiting in backoff held by `npm start` as
@@ -236,8 +236,6 @@ async function main() {
         ours: (total) => runDeliveries([service.baseUrl], keys, receiver, concurrency, total),
         engine: (total) => runEngineCeiling(temporal.client, concurrency, total),
       });
-      const oursCpu = ours.cpu;
-      const engineCpu = engineRun.cpu;
       // The engine's no-op uses none of our database: every statement between is ours.
       const statements = {
         api: statementsSince(service.statements.api, statementsBefore.api),
@@ -253,8 +251,8 @@ async function main() {
       }
       const size = runSize(concurrency);
       cpuNotes.push(
-        `  ${concurrency} in flight: a delivery ${formatCpu(oursCpu, size)}; a no-op workflow ${formatCpu(engineCpu, size)}; ` +
-          `no-op ÷ delivery ${(measuredMs(engineCpu) / measuredMs(oursCpu)).toFixed(2)} (the rate ratio a machine with nothing else to do would show)`,
+        `  ${concurrency} in flight: a delivery ${formatCpu(ours.cpu, size)}; a no-op workflow ${formatCpu(engineRun.cpu, size)}; ` +
+          `no-op ÷ delivery ${(measuredMs(engineRun.cpu) / measuredMs(ours.cpu)).toFixed(2)} (the rate ratio a machine with nothing else to do would show)`,
       );
       const sample = (traces: Trace[]) => traces.slice(-HISTORY_SAMPLE).map((trace) => trace.workflowId);
       const perStatement = (counts: StatementCounts) => `${(counts.statements / size).toFixed(2)} (${(counts.writes / size).toFixed(2)} writes)`;
@@ -621,9 +619,8 @@ async function runScaleOut(databaseUrl: string, temporalAddress: string, client:
           ours: (total) => runDeliveries(urls, keys, receiver, scaleConcurrency, total),
           engine: (total) => runEngineCeiling(client, scaleConcurrency, total),
         });
-        const oursCpu = ours.cpu;
         console.log(
-          `${`${shape.apis} × ${shape.workers}`.padStart(14)} | ${ours.rate.toFixed(0).padStart(5)}/s, ${ours.latency.text.padEnd(40)} | ${`${engine.rate.toFixed(0)}/s`.padStart(19)} | ${(ours.rate / engine.rate).toFixed(2).padStart(13)} | ${formatCpu(oursCpu, size)}`,
+          `${`${shape.apis} × ${shape.workers}`.padStart(14)} | ${ours.rate.toFixed(0).padStart(5)}/s, ${ours.latency.text.padEnd(40)} | ${`${engine.rate.toFixed(0)}/s`.padStart(19)} | ${(ours.rate / engine.rate).toFixed(2).padStart(13)} | ${formatCpu(ours.cpu, size)}`,
         );
       } finally {
         await Promise.all(children.map(stopProcess));
@@ -783,7 +780,7 @@ async function runEngineCeiling(client: Client, concurrency: number, total = run
 
 type LoopRun = Awaited<ReturnType<typeof runEngineCeiling>>;
 
-/** ABBA: a drift that grows steadily over the row falls on both sides alike. */
+/** Ours, no-op, no-op, ours, twice (see alternate). */
 const ALTERNATION = ['ours', 'engine', 'engine', 'ours', 'ours', 'engine', 'engine', 'ours'] as const;
 type Side = (typeof ALTERNATION)[number];
 
@@ -792,7 +789,7 @@ type Side = (typeof ALTERNATION)[number];
  * order; each side's CPU, Temporal's database requests (a cluster's), rate and latency over its four
  * blocks. One after the other, whichever side ran second paid for the runs the first left behind: the
  * dev server's CPU per workflow grows as runs accumulate in it (docs/benchmarks.md, 28 November, third
- * session).
+ * session). In this order a steady drift falls on both sides alike.
  */
 async function alternate(size: number, cpu: ReturnType<typeof cpuMeter>, sides: Record<Side, (total: number) => Promise<LoopRun>>) {
   const tally = () => ({ cpu: {} as Record<string, number>, persistence: new Map<string, number>(), runs: [] as LoopRun[] });
