@@ -38,6 +38,7 @@ import {
   statementCounter,
   statementsSince,
 } from './costs';
+import { startMinimumDelivery } from './minimum-delivery';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -45,7 +46,7 @@ const { EventType } = proto.temporal.api.enums.v1;
  * `npm run bench:deliveries`: deliveries through the API to a local receiver at several concurrencies
  * (closed loop: that many deliveries in flight at once), each beside the ceilings of the engine (a
  * one-activity no-op workflow on the same server, run in blocks alternating with ours) and of a raw
- * signed POST loop; what one delivery and one scenario step cost (Temporal actions, history events and bytes, database statements and
+ * signed POST loop, and beside the floor under any delivery (bench/minimum-delivery.ts, in the same blocks); what one delivery and one scenario step cost (Temporal actions, history events and bytes, database statements and
  * row bytes, CPU by process); one organization's burst beside another organization's light load
  * (activity failures per delivery, the light load's latency alone and beside it); the same loop
  * with the API and the worker as separate processes, one and two of each (scale-out); then a backlog of deliveries waiting in backoff held by `npm start` as
@@ -207,7 +208,7 @@ async function main() {
       `Delivery benchmark on ${topology}: up to ${deliveriesPerRun} deliveries per run (200 × concurrency at most), concurrency ${concurrencies.join(', ')}, for ${organizations} organizations; backlog ${backlogSize}. ${cpus().length} CPU(s), Node ${process.version}.`,
     );
     console.log(
-      `Load average before: ${formatLoad()} (other work on the machine; ours and the engine run in alternating blocks, ours, no-op, no-op, ours, twice, on the same server).`,
+      `Load average before: ${formatLoad()} (other work on the machine; ours, the engine's no-op and the minimum delivery run in alternating blocks, ours, no-op, minimum, minimum, no-op, ours, twice, on the same server).`,
     );
     const receiver = await startBenchReceiver(200);
     cleanups.push(receiver.close);
@@ -222,9 +223,20 @@ async function main() {
     console.log(
       '\nconcurrency | ours: deliveries/s, trigger→receipt latency       | engine (no-op wf/s, latency)  | raw signed POST/s | ours ÷ engine | goal',
     );
-    // Warm both up (JIT, connection pools, workflow caches) so the first rows do not pay for it.
+    // Warm all three up (JIT, connection pools, workflow caches) so the first rows do not pay for it.
     await runDeliveries([service.baseUrl], keys, receiver, 5, 50);
     await runEngineCeiling(temporal.client, 5, 50);
+    const minimum = await startMinimumDelivery({
+      client: temporal.client,
+      temporalAddress,
+      databaseUrl: database.url,
+      receiverUrl: receiver.url,
+      organizations,
+    });
+    cleanups.push(minimum.stop);
+    const runMinimum = (concurrency: number, total?: number) =>
+      runDeliveries([minimum.baseUrl], minimum.keys, receiver, concurrency, total, minimum.workflowIdOf);
+    await runMinimum(5, 50);
     // This process holds the API, the worker, the receiver and the load.
     const cpu = cpuMeter(() => ({ ...temporalPids, postgres: postgresPids(), 'this process': [process.pid] }));
     const cpuNotes: string[] = [];
@@ -232,9 +244,14 @@ async function main() {
     let oneInFlight: string[] = [];
     for (const concurrency of concurrencies) {
       const statementsBefore = { api: service.statements.api.snapshot(), worker: service.statements.worker.snapshot() };
-      const { ours, engine: engineRun } = await alternate(runSize(concurrency), cpu, {
+      const {
+        ours,
+        engine: engineRun,
+        minimum: minimumRun,
+      } = await alternate(runSize(concurrency), cpu, {
         ours: (total) => runDeliveries([service.baseUrl], keys, receiver, concurrency, total),
         engine: (total) => runEngineCeiling(temporal.client, concurrency, total),
+        minimum: (total) => runMinimum(concurrency, total),
       });
       // The engine's no-op uses none of our database: every statement between is ours.
       const statements = {
@@ -253,15 +270,20 @@ async function main() {
       cpuNotes.push(
         `  ${concurrency} in flight: a delivery ${formatCpu(ours.cpu, size)}; a no-op workflow ${formatCpu(engineRun.cpu, size)}; ` +
           `no-op ÷ delivery ${(measuredMs(engineRun.cpu) / measuredMs(ours.cpu)).toFixed(2)} (the rate ratio a machine with nothing else to do would show)`,
+        `  ${' '.repeat(String(concurrency).length)}              the minimum delivery ${formatCpu(minimumRun.cpu, size)}; no-op ÷ minimum ` +
+          `${(measuredMs(engineRun.cpu) / measuredMs(minimumRun.cpu)).toFixed(2)} (the most any delivery run as a workflow could reach), ` +
+          `minimum ÷ delivery ${(measuredMs(minimumRun.cpu) / measuredMs(ours.cpu)).toFixed(2)} (what ours adds to the floor); minimum p50 ${minimumRun.latency.p50.toFixed(0)} ms`,
       );
       const sample = (traces: Trace[]) => traces.slice(-HISTORY_SAMPLE).map((trace) => trace.workflowId);
       const perStatement = (counts: StatementCounts) => `${(counts.statements / size).toFixed(2)} (${(counts.writes / size).toFixed(2)} writes)`;
       const oursSample = sample(ours.traces);
       const engineSample = sample(engineRun.traces);
+      const minimumSample = sample(minimumRun.traces);
       countNotes.push(
         `  ${concurrency} in flight, a delivery: ${formatCounts(await countWorkflows(temporal.client, oursSample), oursSample.length)}`,
         `  ${' '.repeat(String(concurrency).length)}              database statements: API ${perStatement(statements.api)}, worker ${perStatement(statements.worker)}`,
         `  ${' '.repeat(String(concurrency).length)}              the no-op workflow: ${formatCounts(await countWorkflows(temporal.client, engineSample), engineSample.length)}`,
+        `  ${' '.repeat(String(concurrency).length)}              the minimum delivery: ${formatCounts(await countWorkflows(temporal.client, minimumSample), minimumSample.length)}`,
       );
       if (metricsUrls.length > 0) {
         countNotes.push(
@@ -372,7 +394,14 @@ type Service = Awaited<ReturnType<typeof startService>>;
  * Closed loop: each of `concurrency` clients triggers a delivery (round robin over the APIs and the
  * organizations' keys) and waits for its receipt before the next.
  */
-async function runDeliveries(baseUrls: string[], keys: string[], receiver: BenchReceiver, concurrency: number, total = runSize(concurrency)) {
+async function runDeliveries(
+  baseUrls: string[],
+  keys: string[],
+  receiver: BenchReceiver,
+  concurrency: number,
+  total = runSize(concurrency),
+  workflowIdOf = deliveryWorkflowId,
+) {
   const latencies: number[] = [];
   const traces: Trace[] = [];
   const started = performance.now();
@@ -387,7 +416,7 @@ async function runDeliveries(baseUrls: string[], keys: string[], receiver: Bench
     await receiver.arrival(id);
     const received = receiver.receivedAt.get(id)!;
     latencies.push(received - sent);
-    traces.push({ workflowId: deliveryWorkflowId(id), sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + received });
+    traces.push({ workflowId: workflowIdOf(id), sentMs: performance.timeOrigin + sent, endMs: performance.timeOrigin + received });
   });
   const seconds = (performance.now() - started) / 1000;
   return { rate: total / seconds, latency: summary(latencies), traces, latencies, seconds };
@@ -780,22 +809,27 @@ async function runEngineCeiling(client: Client, concurrency: number, total = run
 
 type LoopRun = Awaited<ReturnType<typeof runEngineCeiling>>;
 
-/** Ours, no-op, no-op, ours, twice (see alternate). */
-const ALTERNATION = ['ours', 'engine', 'engine', 'ours', 'ours', 'engine', 'engine', 'ours'] as const;
+/**
+ * Ours, the no-op, the minimum delivery, then back, twice (see alternate): each side's blocks sit at the
+ * same mean position, so a steady drift falls on all alike. A row without the minimum keeps the order
+ * of the other two: ours, no-op, no-op, ours, twice.
+ */
+const ALTERNATION = ['ours', 'engine', 'minimum', 'minimum', 'engine', 'ours', 'ours', 'engine', 'minimum', 'minimum', 'engine', 'ours'] as const;
 type Side = (typeof ALTERNATION)[number];
 
 /**
- * Ours and the engine's no-op in alternating blocks, a quarter of the row's size each, in ALTERNATION's
- * order; each side's CPU, Temporal's database requests (a cluster's), rate and latency over its four
- * blocks. One after the other, whichever side ran second paid for the runs the first left behind: the
- * dev server's CPU per workflow grows as runs accumulate in it (docs/benchmarks.md, 28 November, third
- * session). In this order a steady drift falls on both sides alike.
+ * The sides given, in alternating blocks in ALTERNATION's order, a quarter of the row's size each; each
+ * side's CPU, Temporal's database requests (a cluster's), rate and latency over its four blocks. One after
+ * the other, whichever side ran later paid for the runs the earlier left behind: the dev server's CPU per
+ * workflow grows as runs accumulate in it (docs/benchmarks.md, 28 November, third session).
  */
-async function alternate(size: number, cpu: ReturnType<typeof cpuMeter>, sides: Record<Side, (total: number) => Promise<LoopRun>>) {
+async function alternate<S extends Side>(size: number, cpu: ReturnType<typeof cpuMeter>, sides: Record<S, (total: number) => Promise<LoopRun>>) {
+  const given = Object.keys(sides) as S[];
+  const order = ALTERNATION.filter((side): side is S => (given as Side[]).includes(side));
   const tally = () => ({ cpu: {} as Record<string, number>, persistence: new Map<string, number>(), runs: [] as LoopRun[] });
-  const spent = { ours: tally(), engine: tally() };
-  const blocks = ALTERNATION.length / 2;
-  for (const side of ALTERNATION) {
+  const spent = Object.fromEntries(given.map((side) => [side, tally()])) as Record<S, ReturnType<typeof tally>>;
+  const blocks = order.length / given.length;
+  for (const side of order) {
     // The side's last block takes what the others left, so a size not divisible by four still runs in full.
     const done = spent[side].runs.reduce((sum, run) => sum + run.traces.length, 0);
     const total = spent[side].runs.length === blocks - 1 ? size - done : Math.floor(size / blocks);
@@ -813,7 +847,7 @@ async function alternate(size: number, cpu: ReturnType<typeof cpuMeter>, sides: 
     const latencies = runs.flatMap((run) => run.latencies);
     return { cpu: sideCpu, persistence, rate: size / seconds, latency: summary(latencies), traces: runs.flatMap((run) => run.traces) };
   };
-  return { ours: joined(spent.ours), engine: joined(spent.engine) };
+  return Object.fromEntries(given.map((side) => [side, joined(spent[side])])) as Record<S, ReturnType<typeof joined>>;
 }
 
 async function runRawPosts(url: string, concurrency: number): Promise<number> {
