@@ -278,7 +278,7 @@ async function main() {
         `  ${concurrency} in flight: a delivery ${formatCpu(ours.cpu, size)}; a no-op workflow ${formatCpu(engineRun.cpu, size)}; ` +
           `no-op ÷ delivery ${noopOverDelivery.toFixed(2)} (the rate ratio a machine with nothing else to do would show)${cpuGoal}`,
         `  ${' '.repeat(String(concurrency).length)}              the minimum delivery ${formatCpu(minimumRun.cpu, size)}; no-op ÷ minimum ` +
-          `${(measuredMs(engineRun.cpu) / measuredMs(minimumRun.cpu)).toFixed(2)} (the most any delivery run as a workflow could reach), ` +
+          `${(measuredMs(engineRun.cpu) / measuredMs(minimumRun.cpu)).toFixed(2)} (a delivery with nothing but a request, a row, a workflow and a signed POST against the same no-op), ` +
           `minimum ÷ delivery ${(measuredMs(minimumRun.cpu) / measuredMs(ours.cpu)).toFixed(2)} (what ours adds to the floor); minimum p50 ${minimumRun.latency.p50.toFixed(0)} ms`,
       );
       const sample = (traces: Trace[]) => traces.slice(-HISTORY_SAMPLE).map((trace) => trace.workflowId);

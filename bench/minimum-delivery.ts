@@ -14,14 +14,14 @@ const TASK_QUEUE = 'bench-minimum';
 const SECRET = 'sbx_whsec_bench';
 
 /**
- * The floor under a delivery (issue 32): the least a delivery run as a workflow must do, with nothing of
- * ours but the signature, beside the no-op ceiling, which does none of it. A POST to the trigger's path
- * (its bearer key looked up in a map), one INSERT recording the delivery, a workflow started with the
- * organization's fairness key and the event inline, the 202; then one activity that signs the event,
- * POSTs it and records the answer in one UPDATE. None of what ours adds: request validation, logging,
- * rate limit, idempotency, the claim check, the attempt log, search attributes, the retry schedule.
- * The event is one of ours (read from its delivery row), so both send the same bytes. Its worker has the
- * SDK's defaults, as the no-op's has.
+ * The floor under a delivery (issue 32): what every delivery run as a workflow with one activity does,
+ * with nothing of ours but the signature, beside the no-op ceiling, which does none of it. A POST to the
+ * trigger's path (its bearer key looked up in a map), one INSERT recording the delivery, a workflow
+ * started with the organization's fairness key and the event inline, the 202; then one activity that
+ * signs the event, POSTs it and records the answer in one UPDATE. None of what ours adds: request
+ * validation, logging, rate limit, idempotency, the claim check, the attempt log, search attributes, the
+ * retry schedule. The event is one of ours (read from its delivery row), so both send the same bytes.
+ * Its worker has the SDK's defaults, as the no-op's has.
  */
 export async function startMinimumDelivery(options: {
   client: Client;
