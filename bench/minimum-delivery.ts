@@ -37,7 +37,9 @@ export async function startMinimumDelivery(options: {
   const body = ours.envelope_body;
   await sql`create table if not exists bench_minimum_deliveries (
     id text primary key, organization_id text not null, status text not null, response_status integer)`;
-  const organizationsByKey = new Map(Array.from({ length: options.organizations }, (_, index) => [`Bearer ${generateApiKey()}`, `org_min_${index}`]));
+  const keys = Array.from({ length: options.organizations }, generateApiKey);
+  const organizationsByHeader = new Map(keys.map((key, index) => [`Bearer ${key}`, `org_min_${index}`]));
+  const workflowIdOf = (id: string) => `minimum-${id}`;
 
   async function accept(organizationId: string): Promise<string> {
     const id = `dlv_min_${randomUUID()}`;
@@ -45,7 +47,7 @@ export async function startMinimumDelivery(options: {
     const delivery: MinimumDelivery = { id, body };
     await client.workflow.start('minimumDeliveryWorkflow', {
       taskQueue: TASK_QUEUE,
-      workflowId: `minimum-${id}`,
+      workflowId: workflowIdOf(id),
       args: [delivery],
       priority: { fairnessKey: organizationId },
     });
@@ -54,7 +56,7 @@ export async function startMinimumDelivery(options: {
 
   const server = createServer((req, res) => {
     req.resume();
-    const organizationId = organizationsByKey.get(req.headers.authorization ?? '');
+    const organizationId = organizationsByHeader.get(req.headers.authorization ?? '');
     if (req.method !== 'POST' || req.url !== '/v1/webhooks/trigger-mock-event') return void res.writeHead(404).end();
     if (!organizationId) return void res.writeHead(401).end();
     accept(organizationId).then(
@@ -82,8 +84,8 @@ export async function startMinimumDelivery(options: {
   const running = worker.run();
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    keys: [...organizationsByKey.keys()].map((header) => header.slice('Bearer '.length)),
-    workflowIdOf: (id: string) => `minimum-${id}`,
+    keys,
+    workflowIdOf,
     async stop() {
       worker.shutdown();
       await running;
